@@ -1,0 +1,142 @@
+"""Typed settings built from `config.py`, with environment variables taking precedence."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from citerag.errors import ConfigError
+
+RERANKERS = ("auto", "colbert", "maxsim", "sentence", "none")
+PARSERS = ("pymupdf", "mineru")
+LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
+
+# Settings field -> environment variable that overrides it.
+ENV_OVERRIDES = {
+    "storage_dir": "RAG_STORAGE_DIR",
+    "milvus_uri": "MILVUS_URI",
+    "milvus_token": "MILVUS_TOKEN",
+    "mongodb_uri": "MONGODB_URI",
+    "mongodb_database": "MONGODB_DATABASE",
+    "embedding_model": "EMBEDDING_MODEL",
+    "colbert_checkpoint": "COLBERT_CHECKPOINT",
+    "llm_provider": "LLM_PROVIDER",
+    "llm_model": "LLM_MODEL",
+    "llm_base_url": "LLM_BASE_URL",
+    "llm_api_key": "LLM_API_KEY",
+    "parser": "RAG_PARSER",
+    "reranker": "RAG_RERANKER",
+    "mineru_tier": "MINERU_TIER",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    storage_dir: Path = Path("storage")
+    chunk_size: int = 512
+    chunk_overlap: int = 128
+    parser: str = "pymupdf"
+    mineru_tier: str = "flash"
+    similarity_top_k_fusion: int = 35
+    rrf_k: int = 60
+    fusion_top_n: int = 25
+    rerank_top_n: int = 10
+    reranker: str = "auto"
+    highlights_per_source: int = 3
+    llm_max_tokens: int = 1024
+    milvus_uri: str = ""
+    milvus_token: str = ""
+    mongodb_uri: str = ""
+    mongodb_database: str = "citerag"
+    embedding_model: str = ""
+    colbert_checkpoint: str = ""
+    llm_provider: str = ""
+    llm_model: str = ""
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if self.chunk_size < 32:
+            raise ConfigError(f"chunk_size is {self.chunk_size}; set it to 32 tokens or more.")
+        if not 0 <= self.chunk_overlap < self.chunk_size:
+            raise ConfigError(
+                f"chunk_overlap ({self.chunk_overlap}) must be at least 0 and below chunk_size "
+                f"({self.chunk_size}); fix it in config.py."
+            )
+        for name in ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
+        _require_choice("reranker", self.reranker, RERANKERS)
+        _require_choice("parser", self.parser, PARSERS)
+        _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
+
+    @property
+    def milvus_lite_path(self) -> Path:
+        return self.storage_dir / "milvus.db"
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.storage_dir / "docstore.sqlite"
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _require_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ConfigError(f"{name} is {value!r}; choose one of {shown} in config.py.")
+
+
+def settings_from_config(
+    config: ModuleType, article: str | None = None, environ: dict[str, str] | None = None
+) -> Settings:
+    """Merge DEFAULT_RAG_SETTINGS, the article's overrides, config constants and environment."""
+    env = dict(os.environ) if environ is None else environ
+    values: dict[str, Any] = dict(getattr(config, "DEFAULT_RAG_SETTINGS", {}))
+    if article:
+        values.update(getattr(config, "ARTICLE_RAG_OVERRIDES", {}).get(article, {}))
+    for key in ENV_OVERRIDES:
+        constant = getattr(config, key.upper(), None)
+        if constant is not None:
+            values[key] = constant
+    for key, variable in ENV_OVERRIDES.items():
+        if env.get(variable):
+            values[key] = env[variable]
+    return build_settings(values)
+
+
+def build_settings(values: dict[str, Any]) -> Settings:
+    known = {f.name: f for f in fields(Settings)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ConfigError(f"Unknown setting(s) {', '.join(unknown)}; remove or rename them in config.py.")
+    typed: dict[str, Any] = {}
+    for key, raw in values.items():
+        default = getattr(Settings(), key) if key != "extra" else {}
+        typed[key] = _coerce(key, raw, default)
+    return Settings(**typed)
+
+
+def _coerce(key: str, raw: Any, default: Any) -> Any:
+    if isinstance(default, Path):
+        return Path(str(raw)).expanduser()
+    if isinstance(default, bool):
+        return raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes"}
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} is {raw!r}; it must be a whole number.") from None
+    if isinstance(default, str):
+        if not isinstance(raw, str):
+            raise ConfigError(f"{key} is {raw!r}; it must be a string.")
+        return raw.strip()
+    return raw

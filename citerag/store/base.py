@@ -1,0 +1,78 @@
+"""The storage seams: a docstore for text and relations, a vector index for ids and vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from citerag.types import Chunk, DocumentRecord
+
+
+@dataclass
+class VectorRow:
+    """One row of the vector index: the chunk id, its vector and the scalars filters need."""
+
+    chunk_id: str
+    vector: np.ndarray
+    doc_id: str
+    doc_name: str
+    page: int
+    node_type: str
+    section: str
+    label: str
+    preview: str  # the first characters of the chunk text, for Attu
+
+
+@dataclass(frozen=True)
+class PageRange:
+    first: int
+    last: int
+
+
+class DocStore(Protocol):
+    """Full text, relations and per-chunk features, keyed by collection and id."""
+
+    def put_document(self, record: DocumentRecord) -> None: ...
+    def put_chunks(self, collection: str, chunks: Sequence[Chunk]) -> None: ...
+    def put_sentence_vectors(
+        self, collection: str, vectors: dict[str, np.ndarray]
+    ) -> None: ...
+    def mark_ready(self, collection: str, doc_id: str) -> None: ...
+    def get_document(self, collection: str, doc_id: str) -> DocumentRecord | None: ...
+    def find_by_name(self, collection: str, name: str) -> list[DocumentRecord]: ...
+    def list_documents(
+        self, collection: str, include_pending: bool = False
+    ) -> list[DocumentRecord]: ...
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[Chunk]: ...
+    def get_sentence_vectors(
+        self, collection: str, chunk_ids: Sequence[str]
+    ) -> dict[str, np.ndarray]: ...
+    def chunks_of(self, collection: str, doc_id: str) -> list[Chunk]: ...
+    def ready_chunks(self, collection: str) -> list[Chunk]: ...
+    def count_chunks(self, collection: str, doc_id: str) -> int: ...
+    def delete_document(self, collection: str, doc_id: str) -> None: ...
+    def collections(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+
+class VectorIndex(Protocol):
+    """Vectors and filterable scalars (Milvus Lite file or a Milvus server)."""
+
+    def ensure_collection(self, collection: str, dim: int) -> None: ...
+    def insert(self, collection: str, rows: Sequence[VectorRow]) -> None: ...
+    def search(
+        self,
+        collection: str,
+        vectors: np.ndarray,
+        top_k: int,
+        page_range: PageRange | None = None,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]]: ...
+    def count(self, collection: str, doc_id: str | None = None) -> int: ...
+    def ids_of(self, collection: str, doc_id: str) -> list[str]: ...
+    def delete_document(self, collection: str, doc_id: str) -> None: ...
+    def has_collection(self, collection: str) -> bool: ...
+    def close(self) -> None: ...

@@ -1,0 +1,154 @@
+"""The data that flows between roles: parsed documents, chunks and answers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+BlockKind = Literal["text", "title", "table", "equation", "figure"]
+BLOCK_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class BBox:
+    """A rectangle in PDF points, origin top-left, as PyMuPDF reports it."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"x0": self.x0, "y0": self.y0, "x1": self.x1, "y1": self.y1}
+
+
+@dataclass
+class Block:
+    """One layout element of a page.
+
+    `text` is what the block contributes to the page text: Markdown for a table, LaTeX for an
+    equation (when the parser recovered it), the caption for a figure.
+    """
+
+    kind: BlockKind
+    text: str
+    bbox: BBox
+    level: int | None = None  # heading depth for titles, 1 = top
+    label: str | None = None  # "3", "4.1": the figure/equation/table label when one is written
+
+
+@dataclass
+class Page:
+    number: int  # 1-based, as a PDF viewer shows it
+    width: float
+    height: float
+    blocks: list[Block] = field(default_factory=list)
+
+    def text_and_spans(self) -> tuple[str, list[tuple[int, int]]]:
+        """The page text (blocks joined by a blank line) and each block's span in it."""
+        spans: list[tuple[int, int]] = []
+        parts: list[str] = []
+        cursor = 0
+        for block in self.blocks:
+            if parts:
+                cursor += len(BLOCK_SEPARATOR)
+            spans.append((cursor, cursor + len(block.text)))
+            parts.append(block.text)
+            cursor += len(block.text)
+        return BLOCK_SEPARATOR.join(parts), spans
+
+    @property
+    def text(self) -> str:
+        return self.text_and_spans()[0]
+
+
+@dataclass
+class ParsedDocument:
+    doc_id: str  # sha256 of the file bytes
+    name: str  # file name as the user sees it
+    parser: str  # "pymupdf" or "mineru"
+    pages: list[Page]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParsedDocument:
+        pages = [
+            Page(
+                number=p["number"],
+                width=p["width"],
+                height=p["height"],
+                blocks=[
+                    Block(
+                        kind=b["kind"],
+                        text=b["text"],
+                        bbox=BBox(**b["bbox"]),
+                        level=b.get("level"),
+                        label=b.get("label"),
+                    )
+                    for b in p["blocks"]
+                ],
+            )
+            for p in data["pages"]
+        ]
+        return cls(doc_id=data["doc_id"], name=data["name"], parser=data["parser"], pages=pages)
+
+
+@dataclass
+class Chunk:
+    """A retrievable unit: a sentence-aligned window of one page's text."""
+
+    id: str
+    doc_id: str
+    doc_name: str
+    page: int
+    chunk_index: int  # position in the document
+    text: str
+    start: int  # character offsets of `text` in the page text
+    end: int
+    section: str = ""
+    block_type: str = "text"
+    label: str = ""  # figure/equation/table label carried by the chunk, if any
+    prev_id: str | None = None
+    next_id: str | None = None
+    boxes: list[BBox] = field(default_factory=list)
+    sentences: list[tuple[int, int]] = field(default_factory=list)  # spans in `text`
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sentences"] = [list(s) for s in self.sentences]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        values["boxes"] = [BBox(**b) for b in data.get("boxes", [])]
+        values["sentences"] = [(int(a), int(b)) for a, b in data.get("sentences", [])]
+        return cls(**values)
+
+
+@dataclass
+class DocumentRecord:
+    """What the docstore knows about an ingested document."""
+
+    doc_id: str
+    name: str
+    collection: str
+    pages: int
+    parser: str
+    status: Literal["pending", "ready"] = "pending"
+    created_at: float = 0.0
+
+
+@dataclass
+class Highlight:
+    text: str
+    startOffset: int  # noqa: N815 - the answer contract's spelling
+    endOffset: int  # noqa: N815
+
+
+@dataclass
+class ScoredChunk:
+    chunk: Chunk
+    score: float

