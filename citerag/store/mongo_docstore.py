@@ -1,0 +1,174 @@
+"""The server docstore: MongoDB collections with compound indexes and bulk writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from bson.binary import Binary
+from pymongo import ASCENDING, MongoClient, ReplaceOne
+from pymongo.errors import PyMongoError
+
+from citerag.errors import BackendUnavailable
+from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
+from citerag.types import Chunk, DocumentRecord
+
+SERVER_SELECTION_TIMEOUT_MS = 3000
+DOCUMENT_FIELDS = ("doc_id", "name", "collection", "pages", "parser", "status", "created_at")
+
+
+class MongoDocStore:
+    """`DocStore` over pymongo: collections `documents`, `chunks` and `sentence_vectors`."""
+
+    def __init__(self, uri: str, database: str) -> None:
+        self._client: MongoClient[dict[str, Any]] = MongoClient(
+            uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, tz_aware=True
+        )
+        try:
+            self._client.admin.command("ping")
+        except PyMongoError as error:
+            self._client.close()
+            raise BackendUnavailable(
+                f"MongoDB at {uri} cannot be reached ({type(error).__name__}); start the server "
+                "(./db.sh up) or unset MONGODB_URI to use the embedded SQLite docstore."
+            ) from None
+        db = self._client[database]
+        self._documents = db["documents"]
+        self._chunks = db["chunks"]
+        self._vectors = db["sentence_vectors"]
+        self._create_indexes()
+
+    def _create_indexes(self) -> None:
+        self._documents.create_index(
+            [("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True
+        )
+        self._documents.create_index([("collection", ASCENDING), ("name", ASCENDING)])
+        self._chunks.create_index([("collection", ASCENDING), ("id", ASCENDING)], unique=True)
+        self._chunks.create_index(
+            [("collection", ASCENDING), ("doc_id", ASCENDING), ("chunk_index", ASCENDING)]
+        )
+        self._vectors.create_index(
+            [("collection", ASCENDING), ("chunk_id", ASCENDING)], unique=True
+        )
+
+    def put_document(self, record: DocumentRecord) -> None:
+        fields = {name: getattr(record, name) for name in DOCUMENT_FIELDS}
+        self._documents.replace_one(
+            {"collection": record.collection, "doc_id": record.doc_id}, fields, upsert=True
+        )
+
+    def put_chunks(self, collection: str, chunks: Sequence[Chunk]) -> None:
+        writes = [
+            ReplaceOne(
+                {"collection": collection, "id": c.id},
+                {**c.to_dict(), "collection": collection},
+                upsert=True,
+            )
+            for c in chunks
+        ]
+        if writes:
+            self._chunks.bulk_write(writes, ordered=False)
+
+    def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
+        writes = []
+        for chunk_id, matrix in vectors.items():
+            half = float16_matrix(matrix)
+            document = {
+                "collection": collection,
+                "chunk_id": chunk_id,
+                "row_count": half.shape[0],
+                "dim": half.shape[1],
+                "vectors": Binary(half.tobytes()),
+            }
+            writes.append(
+                ReplaceOne({"collection": collection, "chunk_id": chunk_id}, document, upsert=True)
+            )
+        if writes:
+            self._vectors.bulk_write(writes, ordered=False)
+
+    def mark_ready(self, collection: str, doc_id: str) -> None:
+        self._documents.update_one(
+            {"collection": collection, "doc_id": doc_id}, {"$set": {"status": "ready"}}
+        )
+
+    def get_document(self, collection: str, doc_id: str) -> DocumentRecord | None:
+        found = self._documents.find_one({"collection": collection, "doc_id": doc_id})
+        return _record(found) if found else None
+
+    def find_by_name(self, collection: str, name: str) -> list[DocumentRecord]:
+        cursor = self._documents.find({"collection": collection, "name": name}).sort(
+            [("created_at", ASCENDING), ("doc_id", ASCENDING)]
+        )
+        return [_record(found) for found in cursor]
+
+    def list_documents(
+        self, collection: str, include_pending: bool = False
+    ) -> list[DocumentRecord]:
+        query: dict[str, Any] = {"collection": collection}
+        if not include_pending:
+            query["status"] = "ready"
+        cursor = self._documents.find(query).sort([("name", ASCENDING), ("doc_id", ASCENDING)])
+        return [_record(found) for found in cursor]
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        cursor = self._chunks.find({"collection": collection, "id": {"$in": list(chunk_ids)}})
+        found = {data["id"]: Chunk.from_dict(data) for data in cursor}
+        return [found[i] for i in chunk_ids if i in found]
+
+    def get_sentence_vectors(
+        self, collection: str, chunk_ids: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        cursor = self._vectors.find(
+            {"collection": collection, "chunk_id": {"$in": list(chunk_ids)}}
+        )
+        return {
+            data["chunk_id"]: float32_matrix(bytes(data["vectors"]), data["row_count"], data["dim"])
+            for data in cursor
+        }
+
+    def chunks_of(self, collection: str, doc_id: str) -> list[Chunk]:
+        cursor = self._chunks.find({"collection": collection, "doc_id": doc_id}).sort(
+            "chunk_index", ASCENDING
+        )
+        return [Chunk.from_dict(data) for data in cursor]
+
+    def ready_chunks(self, collection: str) -> list[Chunk]:
+        ready = sorted(d.doc_id for d in self.list_documents(collection))
+        cursor = self._chunks.find({"collection": collection, "doc_id": {"$in": ready}}).sort(
+            [("doc_id", ASCENDING), ("chunk_index", ASCENDING)]
+        )
+        return [Chunk.from_dict(data) for data in cursor]
+
+    def count_chunks(self, collection: str, doc_id: str) -> int:
+        return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
+
+    def delete_document(self, collection: str, doc_id: str) -> None:
+        # No multi-document transaction (it needs a replica set): the record goes first, so a
+        # delete stopped half-way leaves orphans that nothing lists rather than a broken document.
+        self._documents.delete_one({"collection": collection, "doc_id": doc_id})
+        chunk_ids = self._chunks.distinct("id", {"collection": collection, "doc_id": doc_id})
+        self._vectors.delete_many({"collection": collection, "chunk_id": {"$in": chunk_ids}})
+        self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
+
+    def collections(self) -> list[str]:
+        return sorted(self._documents.distinct("collection"))
+
+    def drop_database(self) -> None:
+        """Remove everything this store holds (used by tests on throwaway databases)."""
+        self._client.drop_database(self._documents.database.name)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _record(data: dict[str, Any]) -> DocumentRecord:
+    return DocumentRecord(
+        doc_id=data["doc_id"],
+        name=data["name"],
+        collection=data["collection"],
+        pages=int(data["pages"]),
+        parser=data["parser"],
+        status=data["status"],
+        created_at=float(data["created_at"]),
+    )

@@ -1,0 +1,257 @@
+"""The embedded docstore: one SQLite file (WAL) with indexed tables, shared between threads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citerag.types import Chunk, DocumentRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    pages INTEGER NOT NULL,
+    parser TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'ready')),
+    created_at REAL NOT NULL,
+    PRIMARY KEY (collection, doc_id)
+);
+CREATE INDEX IF NOT EXISTS documents_by_name ON documents (collection, name);
+CREATE TABLE IF NOT EXISTS chunks (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    page INTEGER NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (collection, id)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (collection, doc_id, chunk_index);
+CREATE TABLE IF NOT EXISTS sentence_vectors (
+    collection TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    row_count INTEGER NOT NULL,
+    dim INTEGER NOT NULL,
+    vectors BLOB NOT NULL,
+    PRIMARY KEY (collection, chunk_id)
+);
+"""
+
+# Stays below SQLite's bound-parameter limit on old builds (999) with room for the collection.
+ID_BATCH = 500
+
+DOCUMENT_COLUMNS = "doc_id, name, collection, pages, parser, status, created_at"
+
+
+class SQLiteDocStore:
+    """`DocStore` over sqlite3: one connection guarded by a lock, every write a transaction."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(SCHEMA)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def put_document(self, record: DocumentRecord) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO documents"
+                " (collection, doc_id, name, pages, parser, status, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (collection, doc_id) DO UPDATE SET name = excluded.name,"
+                " pages = excluded.pages, parser = excluded.parser, status = excluded.status,"
+                " created_at = excluded.created_at",
+                (
+                    record.collection,
+                    record.doc_id,
+                    record.name,
+                    record.pages,
+                    record.parser,
+                    record.status,
+                    record.created_at,
+                ),
+            )
+
+    def put_chunks(self, collection: str, chunks: Sequence[Chunk]) -> None:
+        rows = [
+            (collection, c.id, c.doc_id, c.page, c.chunk_index, json.dumps(c.to_dict()))
+            for c in chunks
+        ]
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO chunks (collection, id, doc_id, page, chunk_index, data)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
+        rows = []
+        for chunk_id, matrix in vectors.items():
+            half = float16_matrix(matrix)
+            rows.append((collection, chunk_id, half.shape[0], half.shape[1], half.tobytes()))
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO sentence_vectors"
+                " (collection, chunk_id, row_count, dim, vectors) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def mark_ready(self, collection: str, doc_id: str) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET status = 'ready' WHERE collection = ? AND doc_id = ?",
+                (collection, doc_id),
+            )
+
+    def get_document(self, collection: str, doc_id: str) -> DocumentRecord | None:
+        rows = self._read(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection = ? AND doc_id = ?",
+            (collection, doc_id),
+        )
+        return _record(rows[0]) if rows else None
+
+    def find_by_name(self, collection: str, name: str) -> list[DocumentRecord]:
+        rows = self._read(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection = ? AND name = ?"
+            " ORDER BY created_at, doc_id",
+            (collection, name),
+        )
+        return [_record(row) for row in rows]
+
+    def list_documents(
+        self, collection: str, include_pending: bool = False
+    ) -> list[DocumentRecord]:
+        status_filter = "" if include_pending else " AND status = 'ready'"
+        rows = self._read(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE collection = ?{status_filter}"
+            " ORDER BY name, doc_id",
+            (collection,),
+        )
+        return [_record(row) for row in rows]
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        found: dict[str, Chunk] = {}
+        for batch in _batches(list(dict.fromkeys(chunk_ids))):
+            marks = ", ".join("?" * len(batch))
+            rows = self._read(
+                f"SELECT id, data FROM chunks WHERE collection = ? AND id IN ({marks})",
+                (collection, *batch),
+            )
+            found.update((row[0], Chunk.from_dict(json.loads(row[1]))) for row in rows)
+        return [found[i] for i in chunk_ids if i in found]
+
+    def get_sentence_vectors(
+        self, collection: str, chunk_ids: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for batch in _batches(list(dict.fromkeys(chunk_ids))):
+            marks = ", ".join("?" * len(batch))
+            rows = self._read(
+                "SELECT chunk_id, row_count, dim, vectors FROM sentence_vectors"
+                f" WHERE collection = ? AND chunk_id IN ({marks})",
+                (collection, *batch),
+            )
+            for chunk_id, row_count, dim, blob in rows:
+                found[chunk_id] = float32_matrix(blob, row_count, dim)
+        return found
+
+    def chunks_of(self, collection: str, doc_id: str) -> list[Chunk]:
+        rows = self._read(
+            "SELECT data FROM chunks WHERE collection = ? AND doc_id = ? ORDER BY chunk_index",
+            (collection, doc_id),
+        )
+        return [Chunk.from_dict(json.loads(row[0])) for row in rows]
+
+    def ready_chunks(self, collection: str) -> list[Chunk]:
+        rows = self._read(
+            "SELECT c.data FROM chunks c JOIN documents d"
+            " ON d.collection = c.collection AND d.doc_id = c.doc_id"
+            " WHERE c.collection = ? AND d.status = 'ready'"
+            " ORDER BY c.doc_id, c.chunk_index",
+            (collection,),
+        )
+        return [Chunk.from_dict(json.loads(row[0])) for row in rows]
+
+    def count_chunks(self, collection: str, doc_id: str) -> int:
+        rows = self._read(
+            "SELECT COUNT(*) FROM chunks WHERE collection = ? AND doc_id = ?",
+            (collection, doc_id),
+        )
+        return int(rows[0][0])
+
+    def delete_document(self, collection: str, doc_id: str) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM sentence_vectors WHERE collection = ? AND chunk_id IN"
+                " (SELECT id FROM chunks WHERE collection = ? AND doc_id = ?)",
+                (collection, collection, doc_id),
+            )
+            conn.execute(
+                "DELETE FROM chunks WHERE collection = ? AND doc_id = ?", (collection, doc_id)
+            )
+            conn.execute(
+                "DELETE FROM documents WHERE collection = ? AND doc_id = ?", (collection, doc_id)
+            )
+
+    def collections(self) -> list[str]:
+        rows = self._read("SELECT DISTINCT collection FROM documents ORDER BY collection")
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _record(row: tuple[Any, ...]) -> DocumentRecord:
+    doc_id, name, collection, pages, parser, status, created_at = row
+    return DocumentRecord(
+        doc_id=doc_id,
+        name=name,
+        collection=collection,
+        pages=int(pages),
+        parser=parser,
+        status=status,
+        created_at=float(created_at),
+    )
+
+
+def _batches(ids: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), ID_BATCH):
+        yield ids[start : start + ID_BATCH]
+
+
+def float16_matrix(matrix: np.ndarray) -> np.ndarray:
+    half = np.ascontiguousarray(matrix, dtype=np.float16)
+    if half.ndim != 2:
+        raise ValueError(f"sentence vectors must be a 2-D array, got shape {half.shape}")
+    return half
+
+
+def float32_matrix(blob: bytes, row_count: int, dim: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float16).reshape(row_count, dim).astype(np.float32)
