@@ -1,0 +1,173 @@
+"""Page-bounded, sentence-aligned chunks with offsets into the page text.
+
+A chunk never crosses a page, never cuts a sentence (unless one sentence alone is longer than
+the chunk size) and carries the section in effect where it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from citerag.chunk.sentences import sentence_spans
+from citerag.types import BBox, Block, Chunk, Page, ParsedDocument
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A sentence (or table row) of the page text: the smallest piece a chunk is built from."""
+
+    start: int
+    end: int
+    tokens: int
+    block_index: int
+
+
+def default_token_counter() -> TokenCounter:
+    """LlamaIndex's tokenizer, so that chunk_size means what it means in LlamaIndex."""
+    from llama_index.core.utils import get_tokenizer
+
+    tokenize = get_tokenizer()
+    return lambda text: len(tokenize(text))
+
+
+def chunk_document(
+    doc: ParsedDocument,
+    chunk_size: int,
+    chunk_overlap: int,
+    count_tokens: TokenCounter | None = None,
+) -> list[Chunk]:
+    counter = count_tokens or default_token_counter()
+    chunks: list[Chunk] = []
+    section = ""
+    for page in doc.pages:
+        page_chunks, section = _chunk_page(doc, page, section, chunk_size, chunk_overlap, counter)
+        for chunk in page_chunks:
+            chunk.chunk_index = len(chunks)
+            chunk.id = f"{doc.doc_id[:16]}-{chunk.chunk_index:05d}"
+            chunks.append(chunk)
+    _link_neighbours(chunks)
+    return chunks
+
+
+def _chunk_page(
+    doc: ParsedDocument,
+    page: Page,
+    section: str,
+    chunk_size: int,
+    chunk_overlap: int,
+    counter: TokenCounter,
+) -> tuple[list[Chunk], str]:
+    text, block_spans = page.text_and_spans()
+    units = _units(page.blocks, text, block_spans, counter)
+    sections = _section_at_block(page.blocks, section)
+    chunks = []
+    for first, last in _windows([u.tokens for u in units], chunk_size, chunk_overlap):
+        window = units[first : last + 1]
+        blocks = sorted({u.block_index for u in window})
+        chunks.append(_make_chunk(doc, page, text, window, blocks, sections[blocks[0]]))
+    return chunks, sections[-1] if sections else section
+
+
+def _units(
+    blocks: Sequence[Block], text: str, spans: Sequence[tuple[int, int]], counter: TokenCounter
+) -> list[_Unit]:
+    units = []
+    for index, (block, (start, end)) in enumerate(zip(blocks, spans, strict=True)):
+        pieces = _table_rows(text, start, end) if block.kind == "table" else None
+        for a, b in pieces or sentence_spans(text, start, end):
+            units.append(_Unit(a, b, max(1, counter(text[a:b])), index))
+    return units
+
+
+def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Each Markdown row is a unit, so a table splits between rows, never inside one."""
+    rows = []
+    cursor = start
+    for line in text[start:end].split("\n"):
+        if line.strip():
+            rows.append((cursor, cursor + len(line)))
+        cursor += len(line) + 1
+    return rows
+
+
+def _windows(tokens: Sequence[int], size: int, overlap: int) -> list[tuple[int, int]]:
+    """Inclusive unit ranges: greedy packing up to `size`, next window repeats up to `overlap`."""
+    windows: list[tuple[int, int]] = []
+    first = 0
+    while first < len(tokens):
+        last, total = first, tokens[first]
+        while last + 1 < len(tokens) and total + tokens[last + 1] <= size:
+            last += 1
+            total += tokens[last]
+        windows.append((first, last))
+        if last + 1 >= len(tokens):
+            break
+        first = _overlap_start(tokens, first, last, overlap)
+    return windows
+
+
+def _overlap_start(tokens: Sequence[int], first: int, last: int, overlap: int) -> int:
+    start, carried = last + 1, 0
+    while start - 1 > first and carried + tokens[start - 1] <= overlap:
+        start -= 1
+        carried += tokens[start]
+    return start
+
+
+def _section_at_block(blocks: Sequence[Block], current: str) -> list[str]:
+    """The section title in effect at each block (a title block starts its own section)."""
+    result = []
+    for block in blocks:
+        if block.kind == "title":
+            current = " ".join(block.text.split())
+        result.append(current)
+    return result
+
+
+def _make_chunk(
+    doc: ParsedDocument,
+    page: Page,
+    page_text: str,
+    units: Sequence[_Unit],
+    block_indexes: Sequence[int],
+    section: str,
+) -> Chunk:
+    """`units` are the sentences/table rows of the chunk; they become its highlight spans."""
+    blocks = [page.blocks[i] for i in block_indexes]
+    start, end = units[0].start, units[-1].end
+    return Chunk(
+        id="",
+        doc_id=doc.doc_id,
+        doc_name=doc.name,
+        page=page.number,
+        chunk_index=0,
+        text=page_text[start:end],
+        start=start,
+        end=end,
+        section=section,
+        block_type=_dominant_kind(blocks),
+        label=next((b.label for b in blocks if b.label), "") or "",
+        boxes=[_rounded(b.bbox) for b in blocks],
+        sentences=[(u.start - start, u.end - start) for u in units],
+    )
+
+
+def _dominant_kind(blocks: Sequence[Block]) -> str:
+    kinds = {b.kind for b in blocks}
+    for kind in ("table", "equation", "figure"):
+        if kind in kinds:
+            return kind
+    return "text" if "text" in kinds else blocks[0].kind
+
+
+def _rounded(box: BBox) -> BBox:
+    return BBox(round(box.x0, 1), round(box.y0, 1), round(box.x1, 1), round(box.y1, 1))
+
+
+def _link_neighbours(chunks: list[Chunk]) -> None:
+    for previous, following in zip(chunks, chunks[1:], strict=False):
+        previous.next_id = following.id
+        following.prev_id = previous.id

@@ -1,0 +1,139 @@
+"""The one engine object behind the CLI, the HTTP API, the benchmarks and the tests."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from citerag.embed.embedder import Embedder
+from citerag.ingest.pipeline import IngestOutcome, Ingestor, Progress
+from citerag.retrieve.collection_state import CollectionState, load_collection_state
+from citerag.settings import Settings
+from citerag.store.base import DocStore, VectorIndex
+from citerag.store.factory import open_docstore, open_vector_index
+
+log = logging.getLogger(__name__)
+_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+
+
+@dataclass
+class DocumentSummary:
+    collection: str
+    name: str
+    doc_id: str
+    pages: int
+    parser: str
+    chunks_in_milvus: int
+    chunks_in_docstore: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collection": self.collection,
+            "name": self.name,
+            "docId": self.doc_id,
+            "pages": self.pages,
+            "parser": self.parser,
+            "chunksInMilvus": self.chunks_in_milvus,
+            "chunksInDocstore": self.chunks_in_docstore,
+        }
+
+
+def check_collection_name(name: str) -> str:
+    from citerag.errors import InputError
+
+    if not _COLLECTION_NAME.match(name):
+        raise InputError(
+            f"Collection name {name!r} is not allowed; use up to 64 letters, digits, '_' or '-'."
+        )
+    return name
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        docstore: DocStore | None = None,
+        vectors: VectorIndex | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.settings = settings
+        settings.storage_dir.mkdir(parents=True, exist_ok=True)
+        self.docstore = docstore or open_docstore(settings)
+        self.vectors = vectors or open_vector_index(settings)
+        self.embedder = embedder or Embedder(settings.embedding_model)
+        self._ingestor = Ingestor(settings, self.docstore, self.vectors, self.embedder, self.bm25_dir)
+        self._states: dict[str, CollectionState] = {}
+        self._lock = threading.Lock()
+        self._query_engine = None
+
+    def bm25_dir(self, collection: str) -> Path:
+        return self.settings.storage_dir / "bm25" / collection
+
+    def collection_state(self, collection: str) -> CollectionState:
+        with self._lock:
+            state = self._states.get(collection)
+            if state is None:
+                state = load_collection_state(self.docstore, collection, self.bm25_dir(collection))
+                self._states[collection] = state
+            return state
+
+    def _forget_state(self, collection: str) -> None:
+        with self._lock:
+            self._states.pop(collection, None)
+
+    def ingest(
+        self, path: Path, collection: str, progress: Progress | None = None
+    ) -> IngestOutcome:
+        check_collection_name(collection)
+        try:
+            return self._ingestor.ingest(path, collection, progress)
+        finally:
+            self._forget_state(collection)
+
+    @property
+    def query_engine(self):  # type: ignore[no-untyped-def]
+        if self._query_engine is None:
+            from rag_factory import build_query_engine
+
+            self._query_engine = build_query_engine(self)
+        return self._query_engine
+
+    def query(self, question: str, collection: str, **options: object):  # type: ignore[no-untyped-def]
+        return self.query_engine.answer(question, collection, **options)
+
+    def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]:
+        names = list(collections) if collections else self.docstore.collections()
+        summaries = []
+        for collection in names:
+            has_vectors = self.vectors.has_collection(collection)
+            for record in self.docstore.list_documents(collection):
+                summaries.append(
+                    DocumentSummary(
+                        collection=collection,
+                        name=record.name,
+                        doc_id=record.doc_id,
+                        pages=record.pages,
+                        parser=record.parser,
+                        chunks_in_milvus=(
+                            self.vectors.count(collection, record.doc_id) if has_vectors else 0
+                        ),
+                        chunks_in_docstore=self.docstore.count_chunks(collection, record.doc_id),
+                    )
+                )
+        return summaries
+
+    def delete(self, name: str, collection: str) -> int:
+        """Remove every document of that name from the collection; returns how many."""
+        records = self.docstore.find_by_name(collection, name)
+        for record in records:
+            self._ingestor.remove(collection, record.doc_id)
+        self._forget_state(collection)
+        return len(records)
+
+    def close(self) -> None:
+        self.vectors.close()
+        self.docstore.close()

@@ -1,0 +1,203 @@
+"""Command line: `python main.py` runs the configured article; subcommands do one thing each.
+
+    python main.py                                   # ingest ACTIVE_ARTICLE if needed, answer its queries
+    python main.py ingest PATH... [--collection NAME]
+    python main.py query TEXT [--collection NAME] [--json] [--top-k N] [--pages A-B]
+    python main.py query --questions FILE [--json] ...
+    python main.py list [--json]
+    python main.py delete NAME [--collection NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from citerag.cli_output import format_answer, format_documents, progress_printer  # noqa: E402
+from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.store.base import PageRange  # noqa: E402
+
+DEFAULT_COLLECTION = "default"
+log = logging.getLogger("citerag")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="main.py", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    commands = parser.add_subparsers(dest="command")
+
+    ingest = commands.add_parser("ingest", help="parse, chunk, embed and store PDFs")
+    ingest.add_argument("paths", nargs="+", type=Path)
+    ingest.add_argument("--collection", default=DEFAULT_COLLECTION)
+
+    query = commands.add_parser("query", help="answer a question with cited sources")
+    query.add_argument("text", nargs="?", help="the question (or use --questions FILE)")
+    query.add_argument("--questions", type=Path, help="a file with one question per line")
+    query.add_argument("--collection", default=DEFAULT_COLLECTION)
+    query.add_argument("--json", action="store_true", help="print the answer contract as JSON")
+    query.add_argument("--top-k", type=int, default=None, help="number of sources")
+    query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
+
+    listing = commands.add_parser("list", help="documents per collection and their chunk counts")
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--collection", default=None)
+
+    delete = commands.add_parser("delete", help="remove a document by file name")
+    delete.add_argument("name")
+    delete.add_argument("--collection", default=DEFAULT_COLLECTION)
+    return parser
+
+
+def parse_page_range(text: str) -> PageRange:
+    parts = text.split("-")
+    try:
+        first, last = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (0, -1)
+    except ValueError:
+        first, last = 0, -1
+    if first < 1 or last < first:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7")
+    return PageRange(first, last)
+
+
+def load_settings(article: str | None = None) -> Any:
+    import config
+    from citerag.settings import settings_from_config
+
+    return settings_from_config(config, article)
+
+
+@contextmanager
+def open_engine(article: str | None = None) -> Iterator[Any]:
+    from citerag.engine import Engine
+
+    engine = Engine(load_settings(article))
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def run_configured_article() -> int:
+    import config
+    import queries
+
+    article = config.ACTIVE_ARTICLE
+    if article not in config.ARTICLE_CONFIGS:
+        from citerag.errors import ConfigError
+
+        known = ", ".join(sorted(config.ARTICLE_CONFIGS))
+        raise ConfigError(f"ACTIVE_ARTICLE {article!r} is not in ARTICLE_CONFIGS; use one of {known}.")
+    entry = config.ARTICLE_CONFIGS[article]
+    path = Path(entry["directory"]) / entry["filename"]
+    questions = queries.QUERIES_BY_ARTICLE.get(article) or []
+    if not questions:
+        raise InputError(f"queries.py has no queries for {article!r}; add them to QUERIES_BY_ARTICLE.")
+    with open_engine(article) as engine:
+        outcome = engine.ingest(path, entry["collection"], progress=progress_printer(path.name))
+        print(f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks)")
+        for question in questions:
+            result = engine.query(question, entry["collection"])
+            print(format_answer(question, result))
+    return 0
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    with open_engine() as engine:
+        for path in args.paths:
+            outcome = engine.ingest(path, args.collection, progress=progress_printer(path.name))
+            print(
+                f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks,"
+                f" {outcome.seconds:.1f} s) in collection {args.collection!r}"
+            )
+    return 0
+
+
+def run_query(args: argparse.Namespace) -> int:
+    questions = _questions(args)
+    with open_engine() as engine:
+        for question in questions:
+            result = engine.query(
+                question, args.collection, top_k=args.top_k, page_range=args.pages
+            )
+            if args.json:
+                print(json.dumps(result.to_dict(), ensure_ascii=False))
+            else:
+                print(format_answer(question, result))
+    return 0
+
+
+def _questions(args: argparse.Namespace) -> list[str]:
+    if args.questions is not None:
+        if not args.questions.is_file():
+            raise InputError(f"Questions file {args.questions} does not exist; check the path.")
+        lines = [line.strip() for line in args.questions.read_text().splitlines()]
+        questions = [line for line in lines if line]
+    else:
+        questions = [args.text] if args.text and args.text.strip() else []
+    if not questions:
+        raise InputError("No question given; pass the question text or --questions FILE.")
+    return questions
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with open_engine() as engine:
+        collections = [args.collection] if args.collection else None
+        documents = engine.list_documents(collections)
+    if args.json:
+        print(json.dumps([d.to_dict() for d in documents], indent=2))
+    else:
+        print(format_documents(documents))
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with open_engine() as engine:
+        removed = engine.delete(args.name, args.collection)
+    if not removed:
+        raise InputError(f"No document named {args.name!r} in collection {args.collection!r}; "
+                         "see `python main.py list`.")
+    print(f"Deleted {removed} document(s) named {args.name!r} from {args.collection!r}.")
+    return 0
+
+
+COMMANDS = {"ingest": run_ingest, "query": run_query, "list": run_list, "delete": run_delete}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    _quiet_libraries()
+    try:
+        if args.command is None:
+            return run_configured_article()
+        return COMMANDS[args.command](args)
+    except RagError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing half-written was kept.", file=sys.stderr)
+        return 130
+
+
+def _quiet_libraries() -> None:
+    for name in ("httpx", "sentence_transformers", "pymilvus", "urllib3", "bm25s", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
