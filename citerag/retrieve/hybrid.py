@@ -31,6 +31,10 @@ class HybridRetriever:
         self._state = state
         self._settings = settings
 
+    @property
+    def is_empty(self) -> bool:
+        return self._state.is_empty
+
     def retrieve(
         self, query: str, query_vector: np.ndarray, page_range: PageRange | None = None
     ) -> RetrievalResult:

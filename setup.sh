@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One-shot set-up, idempotent (a second run takes seconds):
+#   .venv         the engine, its dev extras, torch 2.13.0 pinned (CPU here, MPS on Apple Silicon,
+#                 CUDA where an NVIDIA GPU is present)
+#   .mineru_env   MinerU in its own environment, for its model-free `flash` tier
+# Set SKIP_MINERU=1 to skip MinerU (the engine then parses with PyMuPDF).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+TORCH_VERSION=2.13.0
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+"$PYTHON" - <<'PY' || { say "Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)"; exit 1; }
+import sys
+sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+
+fingerprint() {
+    cat "$@" 2>/dev/null | "$PYTHON" -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"
+}
+
+install_torch() {
+    local pip=".venv/bin/pip"
+    if [ "$(uname -s)" = "Darwin" ] || command -v nvidia-smi >/dev/null 2>&1; then
+        "$pip" install -q "torch==$TORCH_VERSION"   # MPS build on macOS, CUDA build on GPU Linux
+    elif "$pip" install -q --no-index "torch==$TORCH_VERSION" 2>/dev/null; then
+        :                                           # a local CPU wheel (pip's find-links)
+    else
+        "$pip" install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
+    fi
+}
+
+setup_main_env() {
+    local stamp=.venv/.setup_stamp want
+    want=$(fingerprint pyproject.toml constraints.txt setup.sh)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        say ".venv is up to date"
+        return
+    fi
+    [ -x .venv/bin/python ] || { say "creating .venv"; "$PYTHON" -m venv .venv; }
+    .venv/bin/python -m pip install -q --upgrade pip
+    say "installing torch $TORCH_VERSION"
+    install_torch
+    say "installing the engine with its dev extras"
+    .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
+    if [ "$(uname -s)" = "Linux" ] && ! command -v nvidia-smi >/dev/null 2>&1 \
+        && .venv/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
+        say "CUDA packages were installed on a machine without a GPU; check constraints.txt"
+        exit 1
+    fi
+    echo "$want" > "$stamp"
+}
+
+setup_mineru_env() {
+    if [ "${SKIP_MINERU:-0}" = "1" ]; then
+        say "SKIP_MINERU=1: not building .mineru_env"
+        return
+    fi
+    local stamp=.mineru_env/.setup_stamp want
+    want=$(fingerprint requirements_mineru.txt)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        say ".mineru_env is up to date"
+        return
+    fi
+    [ -x .mineru_env/bin/python ] || { say "creating .mineru_env"; "$PYTHON" -m venv .mineru_env; }
+    .mineru_env/bin/python -m pip install -q --upgrade pip
+    say "installing MinerU into .mineru_env"
+    .mineru_env/bin/pip install -q -r requirements_mineru.txt
+    echo "$want" > "$stamp"
+}
+
+setup_main_env
+setup_mineru_env
+mkdir -p storage
+say "ready"
