@@ -1,0 +1,250 @@
+"""The vector index: Milvus Lite (a local .db folder) or a Milvus server, explicit schema."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pymilvus import DataType, MilvusClient, MilvusException
+
+from citerag.errors import BackendUnavailable, ConfigError
+from citerag.store.base import PageRange, VectorRow
+
+SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
+CONNECT_TIMEOUT_S = 5.0
+# Milvus answers at most this many rows per query (its default query result window).
+MAX_QUERY_ROWS = 16384
+
+# VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
+ID_BYTES = 128
+SCALAR_FIELDS = {
+    "doc_id": 128,
+    "doc_name": 512,
+    "node_type": 32,
+    "section": 512,
+    "label": 64,
+    "preview": 512,
+}
+VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME_CHARS = 200
+
+# Measured on Milvus Lite 3.2 (2 cores, 384 dims, after flush): FLAT and AUTOINDEX both answer a
+# top-10 query in ~20 ms at 5k rows, and at 20k FLAT was faster (77 ms vs 270 ms). FLAT is exact,
+# so filters never cost recall. A server gets AUTOINDEX, which scales.
+LITE_INDEX = "FLAT"
+SERVER_INDEX = "AUTOINDEX"
+
+
+def milvus_collection_name(collection: str) -> str:
+    """A legal Milvus name for a user's collection name, the same every time.
+
+    A name that needed changes gets a hash of the original, so "a-b" and "a_b" stay apart.
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:MAX_NAME_CHARS]
+    if cleaned == collection and VALID_NAME.fullmatch(collection):
+        return f"c_{collection}"
+    digest = hashlib.sha1(collection.encode("utf-8")).hexdigest()[:10]
+    return f"c_{cleaned}_{digest}"
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """`text` cut to at most `max_bytes` UTF-8 bytes without splitting a character."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def is_server_uri(uri: str) -> bool:
+    return uri.startswith(SERVER_SCHEMES)
+
+
+class MilvusIndex:
+    """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
+
+    def __init__(self, uri: str, token: str = "") -> None:
+        self._uri = uri
+        self._server = is_server_uri(uri)
+        self._lock = threading.RLock()
+        self._loaded: set[str] = set()
+        if not self._server:
+            Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._client = MilvusClient(uri=uri, token=token, timeout=CONNECT_TIMEOUT_S)
+        except MilvusException as error:
+            raise self._unavailable(error) from None
+
+    def _unavailable(self, error: Exception) -> BackendUnavailable:
+        reason = getattr(error, "message", None) or type(error).__name__
+        if self._server:
+            return BackendUnavailable(
+                f"Milvus at {self._uri} cannot be reached ({reason}); start it (./db.sh up) or "
+                "unset MILVUS_URI to use the local Milvus Lite file."
+            )
+        return BackendUnavailable(
+            f"Milvus Lite at {self._uri} cannot be opened ({reason}); close other processes "
+            "using it or point the storage folder elsewhere."
+        )
+
+    def ensure_collection(self, collection: str, dim: int) -> None:
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if self._client.has_collection(name):
+                self._check_dim(collection, name, dim)
+                self._load(name)
+                return
+            index_params = self._client.prepare_index_params()
+            index_params.add_index(
+                field_name="vector",
+                index_type=SERVER_INDEX if self._server else LITE_INDEX,
+                metric_type="COSINE",
+            )
+            self._client.create_collection(
+                name, schema=_schema(dim), index_params=index_params, consistency_level="Strong"
+            )
+            self._loaded.add(name)
+
+    def _check_dim(self, collection: str, name: str, dim: int) -> None:
+        fields = self._client.describe_collection(name)["fields"]
+        stored = next(int(f["params"]["dim"]) for f in fields if f["name"] == "vector")
+        if stored != dim:
+            raise ConfigError(
+                f"Collection {collection!r} holds {stored}-dimensional vectors but the embedding "
+                f"model gives {dim}; use a new collection or delete this one and ingest again."
+            )
+
+    def _load(self, name: str) -> None:
+        if name not in self._loaded:
+            self._client.load_collection(name)
+            self._loaded.add(name)
+
+    def insert(self, collection: str, rows: Sequence[VectorRow]) -> None:
+        """Upsert `rows` (same id twice never duplicates) and make them searchable at once."""
+        if not rows:
+            return
+        self.ensure_collection(collection, int(np.asarray(rows[0].vector).shape[-1]))
+        name = milvus_collection_name(collection)
+        data = [_entity(row) for row in rows]
+        with self._lock:
+            self._client.upsert(name, data)
+            # Strong consistency already shows new rows to search, but unflushed rows sit in a
+            # growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows); a flush
+            # costs ~40 ms per 250 rows.
+            self._client.flush(name)
+
+    def search(
+        self,
+        collection: str,
+        vectors: np.ndarray,
+        top_k: int,
+        page_range: PageRange | None = None,
+        doc_ids: Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Per query vector, (chunk id, cosine similarity) pairs, best first."""
+        queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        name = milvus_collection_name(collection)
+        empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
+        if top_k < 1 or len(queries) == 0 or (doc_ids is not None and not doc_ids):
+            return empty
+        with self._lock:
+            if not self._client.has_collection(name):
+                return empty
+            self._load(name)
+            hits = self._client.search(
+                name,
+                data=list(queries),
+                limit=top_k,
+                filter=_filter(page_range, doc_ids),
+                output_fields=["id"],
+            )
+        return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
+
+    def count(self, collection: str, doc_id: str | None = None) -> int:
+        name = milvus_collection_name(collection)
+        expression = "" if doc_id is None else f"doc_id == {_quoted(doc_id)}"
+        with self._lock:
+            if not self._client.has_collection(name):
+                return 0
+            self._load(name)
+            result = self._client.query(name, filter=expression, output_fields=["count(*)"])
+        return int(result[0]["count(*)"])
+
+    def ids_of(self, collection: str, doc_id: str) -> list[str]:
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return []
+            self._load(name)
+            result = self._client.query(
+                name,
+                filter=f"doc_id == {_quoted(doc_id)}",
+                output_fields=["id"],
+                limit=MAX_QUERY_ROWS,
+            )
+        return sorted(str(row["id"]) for row in result)
+
+    def delete_document(self, collection: str, doc_id: str) -> None:
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return
+            self._client.delete(name, filter=f"doc_id == {_quoted(doc_id)}")
+            self._client.flush(name)
+
+    def has_collection(self, collection: str) -> bool:
+        with self._lock:
+            return bool(self._client.has_collection(milvus_collection_name(collection)))
+
+    def drop_collection(self, collection: str) -> None:
+        with self._lock:
+            self._client.drop_collection(milvus_collection_name(collection))
+            self._loaded.discard(milvus_collection_name(collection))
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()
+
+
+def _schema(dim: int) -> Any:
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_id"])
+    schema.add_field("doc_name", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_name"])
+    schema.add_field("page", DataType.INT64)
+    for field in ("node_type", "section", "label", "preview"):
+        schema.add_field(field, DataType.VARCHAR, max_length=SCALAR_FIELDS[field])
+    return schema
+
+
+def _entity(row: VectorRow) -> dict[str, Any]:
+    if len(row.chunk_id.encode("utf-8")) > ID_BYTES:
+        raise ValueError(f"chunk id {row.chunk_id!r} is longer than {ID_BYTES} bytes")
+    entity: dict[str, Any] = {
+        "id": row.chunk_id,
+        "vector": np.asarray(row.vector, dtype=np.float32).tolist(),
+        "page": int(row.page),
+    }
+    for field, max_bytes in SCALAR_FIELDS.items():
+        entity[field] = truncate_utf8(str(getattr(row, field)), max_bytes)
+    return entity
+
+
+def _filter(page_range: PageRange | None, doc_ids: Sequence[str] | None) -> str:
+    clauses = []
+    if page_range is not None:
+        clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
+    if doc_ids is not None:
+        clauses.append(f"doc_id in [{', '.join(_quoted(d) for d in doc_ids)}]")
+    return " and ".join(f"({clause})" for clause in clauses)
+
+
+def _quoted(value: str) -> str:
+    # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
+    return json.dumps(value)

@@ -1,0 +1,161 @@
+"""MilvusIndex against a real Milvus Lite folder in tmp_path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citerag.errors import BackendUnavailable, ConfigError
+from citerag.store.base import PageRange, VectorRow
+from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
+
+DIM = 32
+
+
+def unit_vectors(n: int, seed: int = 0) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def rows_for(doc_id: str, vectors: np.ndarray, pages_per_row: int = 1) -> list[VectorRow]:
+    return [
+        VectorRow(
+            chunk_id=f"{doc_id}-c{i}",
+            vector=vector,
+            doc_id=doc_id,
+            doc_name=f"{doc_id}.pdf",
+            page=1 + i // pages_per_row,
+            node_type="text",
+            section="1 Intro",
+            label="",
+            preview=f"chunk {i} of {doc_id}",
+        )
+        for i, vector in enumerate(vectors)
+    ]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "storage" / "milvus.db"
+
+
+@pytest.fixture
+def index(db_path: Path) -> Iterator[MilvusIndex]:
+    milvus = MilvusIndex(str(db_path))
+    yield milvus
+    milvus.close()
+
+
+def test_an_inserted_vector_finds_itself_first(index: MilvusIndex) -> None:
+    vectors = unit_vectors(40)
+    index.ensure_collection("main", DIM)
+    index.insert("main", rows_for("d1", vectors))
+    results = index.search("main", vectors[[3, 17, 29]], top_k=5)
+    assert [hits[0][0] for hits in results] == ["d1-c3", "d1-c17", "d1-c29"]
+    for hits in results:
+        assert hits[0][1] == pytest.approx(1.0, abs=1e-4)
+        similarities = [score for _, score in hits]
+        assert similarities == sorted(similarities, reverse=True)
+        assert len(hits) == 5
+
+
+def test_page_range_keeps_only_pages_in_range(index: MilvusIndex) -> None:
+    vectors = unit_vectors(30, seed=1)
+    index.insert("main", rows_for("d1", vectors))  # pages 1..30
+    hits = index.search("main", vectors[:1], top_k=30, page_range=PageRange(5, 9))[0]
+    assert sorted(int(chunk_id.split("-c")[1]) + 1 for chunk_id, _ in hits) == [5, 6, 7, 8, 9]
+
+
+def test_doc_filter_keeps_only_the_documents_named(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(10, seed=2)))
+    index.insert("main", rows_for("d2", unit_vectors(10, seed=3)))
+    index.insert("main", rows_for('d"3', unit_vectors(10, seed=4)))
+    query = unit_vectors(1, seed=5)
+    only_d2 = index.search("main", query, top_k=30, doc_ids=["d2"])[0]
+    assert {chunk_id.split("-c")[0] for chunk_id, _ in only_d2} == {"d2"}
+    assert len(only_d2) == 10
+    quoted = index.search("main", query, top_k=30, doc_ids=['d"3', "d1"])[0]
+    assert {chunk_id.split("-c")[0] for chunk_id, _ in quoted} == {'d"3', "d1"}
+    assert index.search("main", query, top_k=30, doc_ids=[]) == [[]]
+
+
+def test_delete_document_removes_its_rows_and_count_drops(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(12, seed=6)))
+    index.insert("main", rows_for("d2", unit_vectors(5, seed=7)))
+    assert index.count("main") == 17
+    assert index.count("main", "d1") == 12
+    assert index.ids_of("main", "d2") == sorted(f"d2-c{i}" for i in range(5))
+
+    index.delete_document("main", "d1")
+    assert index.count("main") == 5
+    assert index.count("main", "d1") == 0
+    assert index.ids_of("main", "d1") == []
+    hits = index.search("main", unit_vectors(1, seed=6), top_k=20)[0]
+    assert all(chunk_id.startswith("d2-") for chunk_id, _ in hits)
+
+
+def test_inserting_the_same_rows_twice_does_not_duplicate(index: MilvusIndex) -> None:
+    rows = rows_for("d1", unit_vectors(8, seed=8))
+    index.insert("main", rows)
+    index.insert("main", rows)
+    assert index.count("main", "d1") == 8
+
+
+def test_reopening_the_same_path_keeps_the_data(db_path: Path) -> None:
+    vectors = unit_vectors(20, seed=9)
+    first = MilvusIndex(str(db_path))
+    first.insert("main", rows_for("d1", vectors))
+    first.close()
+    reopened = MilvusIndex(str(db_path))
+    assert reopened.has_collection("main")
+    assert reopened.count("main", "d1") == 20
+    assert reopened.search("main", vectors[[7]], top_k=1)[0][0][0] == "d1-c7"
+    reopened.close()
+
+
+def test_collections_with_awkward_names_are_kept_apart(index: MilvusIndex) -> None:
+    index.insert("Annual Reports 2024", rows_for("a", unit_vectors(3, seed=10)))
+    index.insert("Annual_Reports_2024", rows_for("b", unit_vectors(4, seed=11)))
+    index.insert("2024-été", rows_for("c", unit_vectors(5, seed=12)))
+    assert index.count("Annual Reports 2024") == 3
+    assert index.count("Annual_Reports_2024") == 4
+    assert index.count("2024-été") == 5
+    assert not index.has_collection("never made")
+    assert index.count("never made") == 0
+    assert index.search("never made", unit_vectors(2), top_k=3) == [[], []]
+
+
+def test_collection_names_are_sanitized_deterministically() -> None:
+    legal = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    for name in ["main", "Annual Reports 2024", "2024-été", "../x", "a" * 400, ""]:
+        sanitized = milvus_collection_name(name)
+        assert legal.fullmatch(sanitized), sanitized
+        assert len(sanitized) <= 255
+        assert milvus_collection_name(name) == sanitized
+    assert milvus_collection_name("main") == "c_main"
+    assert milvus_collection_name("a-b") != milvus_collection_name("a_b")
+
+
+def test_long_text_fields_are_truncated_on_character_boundaries(index: MilvusIndex) -> None:
+    row = rows_for("d1", unit_vectors(1, seed=13))[0]
+    row.preview = "é" * 1000  # 2000 UTF-8 bytes
+    row.section = "€" * 1000
+    index.insert("main", [row])
+    assert index.count("main", "d1") == 1
+    assert truncate_utf8("é" * 10, 5) == "éé"
+    assert truncate_utf8("abc", 5) == "abc"
+
+
+def test_a_different_dimension_for_an_existing_collection_is_refused(index: MilvusIndex) -> None:
+    index.ensure_collection("main", DIM)
+    with pytest.raises(ConfigError, match="32-dimensional"):
+        index.ensure_collection("main", DIM * 2)
+
+
+def test_unreachable_server_raises_backend_unavailable_naming_the_uri() -> None:
+    with pytest.raises(BackendUnavailable, match=r"http://127\.0\.0\.1:9"):
+        MilvusIndex("http://127.0.0.1:9")
