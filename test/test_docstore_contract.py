@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from citerag.errors import BackendUnavailable
+from citerag.settings import Settings
 from citerag.store.base import DocStore
+from citerag.store.factory import open_docstore
 from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import BBox, Chunk, DocumentRecord
@@ -226,3 +228,20 @@ def test_unreachable_mongodb_raises_backend_unavailable_naming_the_uri() -> None
     uri = "mongodb://127.0.0.1:9/"  # the discard port: nothing answers
     with pytest.raises(BackendUnavailable, match=r"127\.0\.0\.1:9"):
         MongoDocStore(uri, "citerag_unreachable")
+
+
+def test_factory_opens_sqlite_in_the_storage_folder_when_no_mongodb_uri(tmp_path: Path) -> None:
+    settings = Settings(storage_dir=tmp_path / "fresh" / "storage")
+    store = open_docstore(settings)
+    try:
+        assert isinstance(store, SQLiteDocStore)
+        ingest(store, "d1", 1)
+        assert settings.sqlite_path.is_file()
+    finally:
+        store.close()
+
+
+def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
+    settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9/")
+    with pytest.raises(BackendUnavailable, match="MONGODB_URI"):
+        open_docstore(settings)

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from citerag.errors import BackendUnavailable, ConfigError
+from citerag.settings import Settings
 from citerag.store.base import PageRange, VectorRow
+from citerag.store.factory import open_vector_index
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
 
 DIM = 32
@@ -159,3 +161,14 @@ def test_a_different_dimension_for_an_existing_collection_is_refused(index: Milv
 def test_unreachable_server_raises_backend_unavailable_naming_the_uri() -> None:
     with pytest.raises(BackendUnavailable, match=r"http://127\.0\.0\.1:9"):
         MilvusIndex("http://127.0.0.1:9")
+
+
+def test_factory_opens_milvus_lite_in_the_storage_folder(tmp_path: Path) -> None:
+    settings = Settings(storage_dir=tmp_path / "fresh" / "storage")
+    index = open_vector_index(settings)
+    try:
+        index.insert("main", rows_for("d1", unit_vectors(3)))
+        assert index.count("main") == 3
+        assert settings.milvus_lite_path.exists()
+    finally:
+        index.close()
