@@ -1,0 +1,104 @@
+"""A small OpenAI-compatible server for tests: scripted chat replies, recorded requests.
+
+It implements `POST /v1/chat/completions` (non-streaming) on 127.0.0.1, so the real client code
+of an LLM provider runs end to end without any network.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class ScriptedReply:
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    report_usage: bool = True
+
+
+@dataclass
+class FakeOpenAIServer:
+    """Replies pop from `replies` in order; every request body lands in `requests`."""
+
+    replies: list[ScriptedReply] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def next_reply(self) -> ScriptedReply:
+        return self.replies.pop(0) if self.replies else ScriptedReply("")
+
+
+def completion_body(reply: ScriptedReply, model: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": f"chatcmpl-fake-{int(time.time() * 1000)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    if reply.report_usage:
+        body["usage"] = {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        }
+    return body
+
+
+def _handler_for(state: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            state.requests.append(body)
+            self._send(200, completion_body(state.next_reply(), body.get("model", "fake")))
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+    return Handler
+
+
+@contextmanager
+def running_server(replies: list[ScriptedReply] | None = None) -> Iterator[FakeOpenAIServer]:
+    """Serve on a free loopback port for the duration of the `with` block."""
+    state = FakeOpenAIServer(replies=list(replies or []))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(state))
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
