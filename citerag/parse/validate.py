@@ -1,0 +1,56 @@
+"""Checks a PDF is usable before anything is parsed or written."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+from citerag.errors import InputError
+
+
+@dataclass(frozen=True)
+class PdfInfo:
+    sha256: str  # of the file bytes: the document's identity
+    page_count: int
+
+
+def inspect_pdf(path: Path) -> PdfInfo:
+    """Hash and page count of a readable, unencrypted PDF with a text layer, or an InputError."""
+    if not path.exists():
+        raise InputError(f"{path} does not exist; check the path and try again.")
+    if not path.is_file():
+        raise InputError(f"{path} is not a file; give the path of a PDF file.")
+    data = path.read_bytes()
+    doc = _open_pdf(path, data)
+    try:
+        if doc.needs_pass:
+            raise InputError(
+                f"{path.name} is encrypted with a password; save an unencrypted copy and try again."
+            )
+        if doc.page_count == 0:
+            raise InputError(f"{path.name} has no pages; check that the file is a complete PDF.")
+        if not any(page.get_text("text").strip() for page in doc.pages()):
+            raise InputError(
+                f"{path.name} has no text layer (it looks scanned); run OCR on it first, e.g. "
+                "`ocrmypdf in.pdf out.pdf`, or configure a MinerU model tier with OCR."
+            )
+        return PdfInfo(sha256=hashlib.sha256(data).hexdigest(), page_count=doc.page_count)
+    finally:
+        doc.close()
+
+
+def _open_pdf(path: Path, data: bytes) -> pymupdf.Document:
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception:  # PyMuPDF raises several types for unreadable input
+        raise InputError(
+            f"{path.name} is not a readable PDF (it may be corrupt or another file type); "
+            "give a valid PDF file."
+        ) from None
+    if not doc.is_pdf:
+        doc.close()
+        raise InputError(f"{path.name} is not a PDF; give a PDF file.")
+    return doc
