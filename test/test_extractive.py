@@ -26,7 +26,7 @@ def test_same_sentence_in_two_sources_counts_once_with_the_better_source() -> No
     answer = extractive_answer([
         _c(1, 3, 0, "Revenue grew 24% in 2020.", 0.6),
         _c(2, 3, 0, "Revenue  grew 24% in 2020 ", 0.8),
-        _c(3, 5, 0, "Costs rose.", 0.4),
+        _c(3, 5, 0, "Costs rose.", 0.5),
     ])
     assert answer.count("Revenue grew 24% in 2020") == 1
     assert answer == "Revenue grew 24% in 2020 [2] Costs rose. [3]"
@@ -45,6 +45,14 @@ def test_at_most_max_sentences_and_the_best_ones() -> None:
                   for n in range(1, 10)]
     answer = extractive_answer(candidates, max_sentences=3)
     assert cited_numbers(answer) == [7, 8, 9]
+
+
+def test_sentences_far_below_the_best_are_left_out() -> None:
+    answer = extractive_answer([
+        _c(1, 1, 0, "Revenue grew 24% in 2020.", 0.8),
+        _c(2, 2, 0, "The office is in Los Gatos.", 0.2),
+    ])
+    assert cited_numbers(answer) == [1]
 
 
 def test_low_scores_give_the_no_answer_sentence_without_citation() -> None:

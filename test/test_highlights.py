@@ -97,7 +97,7 @@ def test_unrelated_question_gets_no_highlight() -> None:
 
 def test_results_come_in_reading_order_and_respect_k() -> None:
     found = select_highlights("Netflix revenues 2020 company offices", CONTENT, [], None, None,
-                              k=2, min_score=0.0)
+                              k=2, min_score=0.0, relative_cutoff=0.0)
     assert len(found) == 2
     assert found[0].highlight.startOffset < found[1].highlight.startOffset
 

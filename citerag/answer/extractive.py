@@ -10,7 +10,8 @@ NO_ANSWER = (
     "The documents do not seem to answer this question; try rephrasing it or ingesting a "
     "document that covers it."
 )
-DEFAULT_MIN_SCORE = 0.15
+DEFAULT_MIN_SCORE = 0.1
+RELATIVE_CUTOFF = 0.5  # sentences below half the best score stray from the question
 NEAR_DUPLICATE_OVERLAP = 0.85  # share of the shorter sentence's words found in the longer one
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -43,8 +44,12 @@ def extractive_answer(
 def _best_distinct(
     candidates: Sequence[ExtractiveCandidate], limit: int, min_score: float
 ) -> list[ExtractiveCandidate]:
+    usable = [c for c in candidates if c.text.strip()]
+    if not usable:
+        return []
+    floor = max(min_score, RELATIVE_CUTOFF * max(c.score for c in usable))
     ranked = sorted(
-        (c for c in candidates if c.score >= min_score and c.text.strip()),
+        (c for c in usable if c.score >= floor),
         key=lambda c: (-c.score, c.citation_number, c.start_offset),
     )
     chosen: list[ExtractiveCandidate] = []

@@ -19,7 +19,9 @@ from citerag.chunk.sentences import sentence_spans as split_sentences
 from citerag.types import Highlight
 
 MEANING_WEIGHT = 0.6  # share of the score taken by the cosine when vectors are present
-DEFAULT_MIN_SCORE = 0.1
+DEFAULT_MIN_SCORE = 0.05
+# A sentence far weaker than the best one dilutes the highlight more than it helps.
+RELATIVE_CUTOFF = 0.7
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -35,7 +37,7 @@ _STOPWORDS = frozenset(
         "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
         "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while",
         "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "tell",
-        "explain", "describe", "give", "show", "list", "please"
+        "explain", "describe", "give", "show", "list", "please", "much", "many"
     }
 )
 
@@ -55,8 +57,11 @@ def select_highlights(
     query_vector: np.ndarray | None,
     k: int = 3,
     min_score: float = DEFAULT_MIN_SCORE,
+    relative_cutoff: float = RELATIVE_CUTOFF,
 ) -> list[ScoredHighlight]:
     """The top `k` sentences of `content` scoring at least `min_score`, in reading order.
+
+    Sentences scoring below `relative_cutoff` times the best score are left out too.
 
     `sentence_vectors` rows align with `sentence_spans`; when they do not (or either vector is
     None) only terms count. Spans that are empty, blank or outside `content` are skipped.
@@ -69,7 +74,8 @@ def select_highlights(
     term_scores = _term_coverage(_terms(query), sentence_terms)
     cosines = _cosines(sentence_vectors, query_vector, len(spans), [i for i, _ in candidates])
     scores = term_scores if cosines is None else _blend(cosines, term_scores)
-    return _top_in_reading_order(content, candidates, scores, k, min_score)
+    floor = max(min_score, relative_cutoff * float(scores.max()))
+    return _top_in_reading_order(content, candidates, scores, k, floor)
 
 
 def _usable_spans(
