@@ -1,0 +1,39 @@
+"""Parsed documents cached as JSON, keyed by file hash and parser (and MinerU tier)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from citerag.types import ParsedDocument
+
+
+def cache_path(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Path:
+    variant = f"{parser}-{tier}" if tier else parser
+    return cache_dir / f"{doc_id}.{variant}.json"
+
+
+def load_cached(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> ParsedDocument | None:
+    """The cached parse, or None when absent or unreadable (it is then parsed again)."""
+    path = cache_path(cache_dir, doc_id, parser, tier)
+    try:
+        return ParsedDocument.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_cached(cache_dir: Path, document: ParsedDocument, tier: str = "") -> Path:
+    """Write atomically: readers see the old file or the complete new one, never a partial one."""
+    path = cache_path(cache_dir, document.doc_id, document.parser, tier)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=cache_dir, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(document.to_dict(), out, ensure_ascii=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,65 @@
+"""Chooses the parser, uses the parse cache, and falls back to PyMuPDF when MinerU cannot run."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from citerag.errors import ConfigError, RagError
+from citerag.parse.cache import load_cached, save_cached
+from citerag.parse.pymupdf_parser import PyMuPDFParser
+from citerag.types import ParsedDocument
+
+logger = logging.getLogger(__name__)
+
+
+def parse_document(
+    path: Path,
+    doc_id: str,
+    parser: str,
+    cache_dir: Path,
+    mineru_tier: str = "flash",
+    mineru_env: Path | None = None,
+) -> ParsedDocument:
+    """The parsed document from the cache, else from the named parser (cached afterwards)."""
+    if parser not in ("pymupdf", "mineru"):
+        raise ConfigError(f"parser is {parser!r}; choose 'pymupdf' or 'mineru' in config.py.")
+    tier = mineru_tier if parser == "mineru" else ""
+    cached = load_cached(cache_dir, doc_id, parser, tier)
+    if cached is not None:
+        return cached
+    if parser == "mineru":
+        document = _parse_with_mineru(path, doc_id, mineru_tier, mineru_env)
+        if document is None:
+            return _parse_with_pymupdf(path, doc_id, cache_dir)
+        save_cached(cache_dir, document, tier)
+        return document
+    return _parse_with_pymupdf(path, doc_id, cache_dir)
+
+
+def _parse_with_pymupdf(path: Path, doc_id: str, cache_dir: Path) -> ParsedDocument:
+    cached = load_cached(cache_dir, doc_id, PyMuPDFParser.name)
+    if cached is not None:
+        return cached
+    document = PyMuPDFParser().parse(path, doc_id)
+    save_cached(cache_dir, document)
+    return document
+
+
+def _parse_with_mineru(
+    path: Path, doc_id: str, tier: str, env_dir: Path | None
+) -> ParsedDocument | None:
+    """MinerU's parse, or None (with a warning saying why) when it is missing or fails."""
+    from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available
+
+    env = env_dir or DEFAULT_ENV_DIR
+    if not mineru_available(env):
+        logger.warning(
+            "MinerU is not installed in %s; parsing %s with PyMuPDF instead.", env, path.name
+        )
+        return None
+    try:
+        return MineruParser(tier=tier, env_dir=env).parse(path, doc_id)
+    except RagError as error:
+        logger.warning("MinerU failed (%s); parsing %s with PyMuPDF instead.", error, path.name)
+        return None
