@@ -98,3 +98,8 @@ def test_openai_like_needs_a_base_url_and_a_model() -> None:
         build_llm(Settings(llm_provider="openai_like", llm_model="m"), environ={})
     with pytest.raises(ConfigError, match="LLM_MODEL"):
         build_llm(Settings(llm_provider="openai_like", llm_base_url="http://127.0.0.1:1/v1"))
+
+
+def test_wrong_base_path_is_reported_as_a_config_error() -> None:
+    with running_server() as server, pytest.raises(ConfigError, match="HTTP 404"):
+        _answerer(f"http://127.0.0.1:{server.port}/wrong").answer("q?", SOURCES)
