@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,6 +121,23 @@ def test_reopening_the_same_path_keeps_the_data(db_path: Path) -> None:
     reopened.close()
 
 
+def test_another_process_reads_the_data_once_the_index_is_closed(db_path: Path) -> None:
+    writer = MilvusIndex(str(db_path))
+    writer.insert("main", rows_for("d1", unit_vectors(6, seed=14)))
+    writer.close()
+    script = (
+        "from citerag.store.milvus_index import MilvusIndex\n"
+        f"index = MilvusIndex({str(db_path)!r})\n"
+        "print(index.count('main', 'd1'))\n"
+        "index.close()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-500:]
+    assert result.stdout.strip().splitlines()[-1] == "6"
+
+
 def test_collections_with_awkward_names_are_kept_apart(index: MilvusIndex) -> None:
     index.insert("Annual Reports 2024", rows_for("a", unit_vectors(3, seed=10)))
     index.insert("Annual_Reports_2024", rows_for("b", unit_vectors(4, seed=11)))
@@ -172,3 +191,25 @@ def test_factory_opens_milvus_lite_in_the_storage_folder(tmp_path: Path) -> None
         assert settings.milvus_lite_path.exists()
     finally:
         index.close()
+
+
+def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Path) -> None:
+    holder = MilvusIndex(str(db_path))
+    script = (
+        "import sys\n"
+        "from citerag.errors import BackendUnavailable\n"
+        "from citerag.store.milvus_index import MilvusIndex\n"
+        "try:\n"
+        f"    MilvusIndex({str(db_path)!r})\n"
+        "except BackendUnavailable as error:\n"
+        "    print(error)\n"
+        "    sys.exit(3)\n"
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        )
+    finally:
+        holder.close()
+    assert result.returncode == 3, result.stderr[-500:]
+    assert "another process" in result.stdout

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from milvus_lite.server_manager import server_manager_instance
 from pymilvus import DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
@@ -79,8 +82,15 @@ class MilvusIndex:
             self._client = MilvusClient(uri=uri, token=token, timeout=CONNECT_TIMEOUT_S)
         except MilvusException as error:
             raise self._unavailable(error) from None
+        if not self._server:
+            _lite_users.acquire(uri)
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
+        if not self._server and _locked_by_another_process(Path(self._uri)):
+            return BackendUnavailable(
+                f"Milvus Lite at {self._uri} is open in another process; stop that process (one "
+                "process at a time can use a Milvus Lite folder) or set MILVUS_URI to a server."
+            )
         reason = getattr(error, "message", None) or type(error).__name__
         if self._server:
             return BackendUnavailable(
@@ -209,6 +219,53 @@ class MilvusIndex:
     def close(self) -> None:
         with self._lock:
             self._client.close()
+            if not self._server:
+                _lite_users.release(self._uri)
+
+
+class _LiteUsers:
+    """Counts open indexes per Milvus Lite folder in this process.
+
+    pymilvus starts one in-process Lite server per folder and never stops it, so the folder stays
+    locked against other processes until exit. The last index to close stops it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def acquire(self, uri: str) -> None:
+        with self._lock:
+            key = os.path.abspath(uri)
+            self._counts[key] = self._counts.get(key, 0) + 1
+
+    def release(self, uri: str) -> None:
+        key = os.path.abspath(uri)
+        with self._lock:
+            remaining = self._counts.get(key, 0) - 1
+            if remaining > 0:
+                self._counts[key] = remaining
+                return
+            self._counts.pop(key, None)
+        server_manager_instance.release_server(uri)
+
+
+_lite_users = _LiteUsers()
+
+
+def _locked_by_another_process(folder: Path) -> bool:
+    """Whether another process holds Milvus Lite's lock (pymilvus only says "open failed")."""
+    lock_file = folder.expanduser() / "LOCK"
+    if not lock_file.exists():
+        return False
+    fd = os.open(lock_file, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing the descriptor releases a lock taken here
+    return False
 
 
 def _schema(dim: int) -> Any:
