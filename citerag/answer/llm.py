@@ -274,8 +274,8 @@ def _translate(error: Exception, endpoint: str, model: str) -> Exception:
         )
     if status == 404:
         return ConfigError(
-            f"The LLM endpoint {endpoint} does not know the model {model!r} (HTTP 404); set "
-            "LLM_MODEL to a model it serves."
+            f"The LLM endpoint {endpoint} answered HTTP 404 for model {model!r}; check that "
+            "LLM_BASE_URL is the API root (often ending in /v1) and LLM_MODEL a model it serves."
         )
     if isinstance(status, int):
         return BackendUnavailable(
