@@ -80,3 +80,4 @@ LLM_PROVIDER = ""
 LLM_MODEL = ""
 LLM_BASE_URL = ""  # for ollama and openai_like
 LLM_API_KEY = ""  # or the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+LLM_TIMEOUT_S = 60

@@ -61,10 +61,9 @@ def build_reranker(settings: Settings, embedder: Embedder) -> tuple[Reranker, st
 def build_answerer(settings: Settings) -> Any | None:
     if not settings.llm_provider:
         return None
-    from citerag.answer.llm import LLMAnswerer, build_llm
+    from citerag.answer.llm import LLMAnswerer
 
-    llm = build_llm(settings)
-    return None if llm is None else LLMAnswerer(llm, settings)
+    return LLMAnswerer.from_settings(settings)
 
 
 def retrieval_settings(settings: Settings) -> RetrievalSettings:

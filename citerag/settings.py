@@ -27,6 +27,7 @@ ENV_OVERRIDES = {
     "llm_model": "LLM_MODEL",
     "llm_base_url": "LLM_BASE_URL",
     "llm_api_key": "LLM_API_KEY",
+    "llm_timeout_s": "LLM_TIMEOUT_S",
     "parser": "RAG_PARSER",
     "reranker": "RAG_RERANKER",
     "mineru_tier": "MINERU_TIER",
@@ -57,6 +58,7 @@ class Settings:
     llm_model: str = ""
     llm_base_url: str = ""
     llm_api_key: str = ""
+    llm_timeout_s: int = 60
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -19,7 +19,6 @@ from citerag.answer.prompts import SYSTEM_PROMPT, ContextSource, user_prompt
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.settings import Settings
 
-DEFAULT_TIMEOUT_S = 60.0
 MAX_RETRIES = 1
 TEMPERATURE = 0.1
 DEFAULT_MODELS = {
@@ -156,7 +155,7 @@ def _connection(settings: Settings, environ: Mapping[str, str]) -> _Connection:
         model=model,
         api_key=_api_key(settings, environ),
         endpoint=endpoint_of(settings),
-        timeout_s=float(settings.extra.get("llm_timeout_s", DEFAULT_TIMEOUT_S)),
+        timeout_s=float(settings.llm_timeout_s),
         max_tokens=settings.llm_max_tokens,
     )
 
@@ -205,25 +204,10 @@ def _anthropic(c: _Connection) -> LLM:
 
 
 def _gemini(c: _Connection) -> LLM:
-    """Google's unified SDK when its LlamaIndex package is installed, else the legacy one."""
-    try:
-        from llama_index.llms.google_genai import GoogleGenAI
-    except ImportError:
-        return _legacy_gemini(c)
+    from llama_index.llms.google_genai import GoogleGenAI
+
     return GoogleGenAI(
         model=c.model, api_key=c.api_key, max_tokens=c.max_tokens, temperature=TEMPERATURE,
-    )
-
-
-def _legacy_gemini(c: _Connection) -> LLM:
-    from google.generativeai.types.helper_types import RequestOptions
-    from llama_index.llms.gemini import Gemini
-
-    # The legacy client wants "models/..." names and asks the API about the model on creation.
-    model = c.model if c.model.startswith("models/") else f"models/{c.model}"
-    return Gemini(
-        model=model, api_key=c.api_key, max_tokens=c.max_tokens, temperature=TEMPERATURE,
-        request_options=RequestOptions(timeout=c.timeout_s),
     )
 
 
