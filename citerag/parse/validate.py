@@ -34,8 +34,8 @@ def inspect_pdf(path: Path) -> PdfInfo:
             raise InputError(f"{path.name} has no pages; check that the file is a complete PDF.")
         if not any(page.get_text("text").strip() for page in doc.pages()):
             raise InputError(
-                f"{path.name} has no text layer (it looks scanned); run OCR on it first, e.g. "
-                "`ocrmypdf in.pdf out.pdf`, or configure a MinerU model tier with OCR."
+                f"{path.name} has no text layer (it looks scanned); run OCR on it first with "
+                "`ocrmypdf in.pdf out.pdf` or configure a MinerU model tier with OCR."
             )
         return PdfInfo(sha256=hashlib.sha256(data).hexdigest(), page_count=doc.page_count)
     finally:

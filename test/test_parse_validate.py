@@ -1,0 +1,67 @@
+"""A bad input is refused with one clear sentence before anything is parsed or written."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from citerag.errors import InputError
+from citerag.parse.validate import inspect_pdf
+
+
+def _text_pdf(path: Path, pages: int = 2) -> Path:
+    doc = pymupdf.open()
+    for number in range(pages):
+        doc.new_page().insert_text((72, 72), f"Page {number + 1} has some text.")
+    doc.save(path)
+    return path
+
+
+def test_valid_pdf_gives_hash_and_page_count(tmp_path: Path) -> None:
+    path = _text_pdf(tmp_path / "ok.pdf", pages=3)
+    info = inspect_pdf(path)
+    assert info.page_count == 3
+    assert info.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_missing_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="does not exist"):
+        inspect_pdf(tmp_path / "nowhere.pdf")
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a file"):
+        inspect_pdf(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"", b"this is not a pdf at all", b"%PDF-1.7\n garbage"])
+def test_corrupt_file_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match="PDF"):
+        inspect_pdf(path)
+
+
+def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "secret")
+    path = tmp_path / "locked.pdf"
+    doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
+    with pytest.raises(InputError, match="encrypted"):
+        inspect_pdf(path)
+
+
+def test_scanned_pdf_without_text_layer_is_refused_with_ocr_advice(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_image(
+        page.rect, pixmap=pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), 0)
+    )
+    path = tmp_path / "scan.pdf"
+    doc.save(path)
+    with pytest.raises(InputError, match="ocrmypdf") as raised:
+        inspect_pdf(path)
+    assert str(raised.value).count(". ") == 0  # one sentence
