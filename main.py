@@ -1,11 +1,11 @@
 """Command line: `python main.py` runs the configured article; subcommands do one thing each.
 
-    python main.py                                   # ingest ACTIVE_ARTICLE if needed, answer its queries
-    python main.py ingest PATH... [--collection NAME]
-    python main.py query TEXT [--collection NAME] [--json] [--top-k N] [--pages A-B]
-    python main.py query --questions FILE [--json] ...
-    python main.py list [--json]
-    python main.py delete NAME [--collection NAME]
+python main.py          # ingest ACTIVE_ARTICLE if needed, then answer its queries
+python main.py ingest PATH... [--collection NAME]
+python main.py query TEXT [--collection NAME] [--json] [--top-k N] [--pages A-B]
+python main.py query --questions FILE [--json] ...
+python main.py list [--json]
+python main.py delete NAME [--collection NAME]
 """
 
 from __future__ import annotations
@@ -97,12 +97,16 @@ def run_configured_article() -> int:
         from citerag.errors import ConfigError
 
         known = ", ".join(sorted(config.ARTICLE_CONFIGS))
-        raise ConfigError(f"ACTIVE_ARTICLE {article!r} is not in ARTICLE_CONFIGS; use one of {known}.")
+        raise ConfigError(
+            f"ACTIVE_ARTICLE {article!r} is not in ARTICLE_CONFIGS; use one of {known}."
+        )
     entry = config.ARTICLE_CONFIGS[article]
     path = Path(entry["directory"]) / entry["filename"]
     questions = queries.QUERIES_BY_ARTICLE.get(article) or []
     if not questions:
-        raise InputError(f"queries.py has no queries for {article!r}; add them to QUERIES_BY_ARTICLE.")
+        raise InputError(
+            f"queries.py has no queries for {article!r}; add them to QUERIES_BY_ARTICLE."
+        )
     with open_engine(article) as engine:
         outcome = engine.ingest(path, entry["collection"], progress=progress_printer(path.name))
         print(f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks)")
@@ -165,8 +169,10 @@ def run_delete(args: argparse.Namespace) -> int:
     with open_engine() as engine:
         removed = engine.delete(args.name, args.collection)
     if not removed:
-        raise InputError(f"No document named {args.name!r} in collection {args.collection!r}; "
-                         "see `python main.py list`.")
+        raise InputError(
+            f"No document named {args.name!r} in collection {args.collection!r}; "
+            "see `python main.py list`."
+        )
     print(f"Deleted {removed} document(s) named {args.name!r} from {args.collection!r}.")
     return 0
 
@@ -177,11 +183,11 @@ COMMANDS = {"ingest": run_ingest, "query": run_query, "list": run_list, "delete"
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
+        level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    _quiet_libraries()
+    log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         if args.command is None:
             return run_configured_article()
@@ -192,11 +198,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; nothing half-written was kept.", file=sys.stderr)
         return 130
-
-
-def _quiet_libraries() -> None:
-    for name in ("httpx", "sentence_transformers", "pymilvus", "urllib3", "bm25s", "httpcore"):
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 if __name__ == "__main__":

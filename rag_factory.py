@@ -7,6 +7,7 @@ logged with its reason, so the rest of the engine only sees small typed interfac
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from citerag.embed.embedder import Embedder
@@ -50,12 +51,12 @@ def build_reranker(settings: Settings, embedder: Embedder) -> tuple[Reranker, st
         why = f"{reason}; using the measured local default"
     else:
         why = "configured"
-    local: dict[str, Reranker] = {
-        "maxsim": MaxSimReranker(embedder),
-        "sentence": BestSentenceReranker(),
-        "none": NoReranker(),
+    local: dict[str, Callable[[], Reranker]] = {
+        "maxsim": lambda: MaxSimReranker(embedder),
+        "sentence": BestSentenceReranker,
+        "none": NoReranker,
     }
-    return local[choice], why
+    return local[choice](), why
 
 
 def build_answerer(settings: Settings) -> Any | None:
@@ -79,8 +80,11 @@ def build_query_engine(engine: Engine) -> QueryPipeline:
     reranker, reason = build_reranker(settings, engine.embedder)
     log.info("reranker: %s (%s)", reranker.name, reason)
     answerer = build_answerer(settings)
-    log.info("answers: %s", f"LLM {settings.llm_provider}" if answerer else "extractive (no LLM set)")
+    log.info(
+        "answers: %s", f"LLM {settings.llm_provider}" if answerer else "extractive (no LLM set)"
+    )
     fusion = retrieval_settings(settings)
+    engine.embedder.load()  # once, now, so that no question pays for it
 
     def retriever_for(collection: str) -> HybridRetriever:
         return HybridRetriever(engine.vectors, engine.collection_state(collection), fusion)

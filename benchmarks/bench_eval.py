@@ -106,7 +106,9 @@ def bench_quality(engine: Engine, questions: Sequence[dict]) -> dict[str, Qualit
         "fused + rerank (MaxSim MiniLM tokens)": MaxSimReranker(engine.embedder),
         "fused (no rerank)": NoReranker(),
     }
-    lists: dict[str, list[list[str]]] = {name: [] for name in ["dense only", "BM25 only", *rerankers]}
+    lists: dict[str, list[list[str]]] = {
+        name: [] for name in ["dense only", "BM25 only", *rerankers]
+    }
     for question in questions:
         found = pipeline.candidates(question["query"], "pg", top_k=TOP_K)
         retrieval = found.retrieval
@@ -114,13 +116,20 @@ def bench_quality(engine: Engine, questions: Sequence[dict]) -> dict[str, Qualit
         lists["dense only"].append([texts[i] for i in retrieval.dense[:TOP_K]])
         lists["BM25 only"].append([texts[i] for i in retrieval.keyword[:TOP_K]])
         fused_chunks = engine.docstore.get_chunks("pg", [i for i, _ in retrieval.fused])
-        candidates = [ScoredChunk(c, s) for c, (_, s) in zip(fused_chunks, retrieval.fused, strict=True)]
-        request = RerankInput(question["query"], found.query_vector, candidates, found.sentence_vectors)
+        candidates = [
+            ScoredChunk(c, s) for c, (_, s) in zip(fused_chunks, retrieval.fused, strict=True)
+        ]
+        request = RerankInput(
+            question["query"], found.query_vector, candidates, found.sentence_vectors
+        )
         for name, reranker in rerankers.items():
             lists[name].append([c.chunk.text for c in reranker.rerank(request, TOP_K)])
     return {
         name: summarize(
-            [score_question(r, q["reference_contexts"]) for r, q in zip(runs, questions, strict=True)]
+            [
+                score_question(r, q["reference_contexts"])
+                for r, q in zip(runs, questions, strict=True)
+            ]
         )
         for name, runs in lists.items()
     }
@@ -153,7 +162,9 @@ def bench_baseline(settings, questions: Sequence[dict]) -> QualityReport:  # typ
         PG_PDF, inspect_pdf(PG_PDF).sha256, settings.parser, settings.storage_dir / "baseline_cache"
     )
     documents = [Document(text=page.text, metadata={"page": page.number}) for page in parsed.pages]
-    embed_model = HuggingFaceEmbedding(model_name=str(settings.embedding_model or default_model_path()))
+    embed_model = HuggingFaceEmbedding(
+        model_name=str(settings.embedding_model or default_model_path())
+    )
     index = VectorStoreIndex.from_documents(
         documents,
         embed_model=embed_model,
@@ -161,7 +172,9 @@ def bench_baseline(settings, questions: Sequence[dict]) -> QualityReport:  # typ
     )
     retriever = index.as_retriever(similarity_top_k=TOP_K)
     scores = [
-        score_question([n.node.get_content() for n in retriever.retrieve(q["query"])], q["reference_contexts"])
+        score_question(
+            [n.node.get_content() for n in retriever.retrieve(q["query"])], q["reference_contexts"]
+        )
         for q in questions
     ]
     return summarize(scores)
@@ -195,17 +208,22 @@ def render(
         f"reranker `{reranker_used}`)",
         "",
         f"p50 **{percentile(latency, 0.5):.0f} ms**, p95 **{percentile(latency, 0.95):.0f} ms**, "
-        f"max {max(latency):.0f} ms (whole `engine.query`: embed, retrieve, rerank, highlight, answer).",
+        f"max {max(latency):.0f} ms (the whole `engine.query`: embed, retrieve, rerank, "
+        "highlight, answer).",
         "",
         "## Retrieval quality (44 Paul Graham questions)",
         "",
-        "Context recall@k: share of reference sentences (> 20 chars) with ≥ 80% of their words in "
-        "one of the top-k chunks. hit@k / MRR: a chunk is relevant when it contains such a sentence.",
+        "Context recall@k: share of reference sentences (> 20 chars) with ≥ 80% of their words "
+        "in one of the top-k chunks. hit@k / MRR: a chunk is relevant when it contains such a "
+        "sentence.",
         "",
         "| method | hit@1 | hit@3 | hit@5 | hit@10 | MRR | recall@5 | recall@10 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    rows: list[tuple[str, QualityReport]] = [*quality.items(), ("LlamaIndex baseline (1024/200, top-10)", baseline)]
+    rows: list[tuple[str, QualityReport]] = [
+        *quality.items(),
+        ("LlamaIndex baseline (1024/200, top-10)", baseline),
+    ]
     lines += [_quality_row(name, report) for name, report in rows]
     return "\n".join(lines) + "\n"
 

@@ -47,7 +47,9 @@ def format_answer(question: str, result: Any) -> str:
         )
         for highlight in source["highlights"]:
             snippet = " ".join(highlight["text"].split())
-            lines += textwrap.wrap(f"» {snippet}", WIDTH, initial_indent="      ", subsequent_indent="        ")
+            lines += textwrap.wrap(
+                f"» {snippet}", WIDTH, initial_indent="      ", subsequent_indent="        "
+            )
     return "\n".join(lines)
 
 

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
-from citerag.ingest.pipeline import IngestOutcome, Ingestor, Progress
+from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
+from citerag.query.pipeline import QueryPipeline
 from citerag.retrieve.collection_state import CollectionState, load_collection_state
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
+from citerag.store.base import DocStore, PageRange, VectorIndex
 from citerag.store.factory import open_docstore, open_vector_index
 
 log = logging.getLogger(__name__)
@@ -65,10 +67,12 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.embedder = embedder or Embedder(settings.embedding_model)
-        self._ingestor = Ingestor(settings, self.docstore, self.vectors, self.embedder, self.bm25_dir)
+        self._ingestor = Ingestor(
+            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir
+        )
         self._states: dict[str, CollectionState] = {}
         self._lock = threading.Lock()
-        self._query_engine = None
+        self._query_engine: QueryPipeline | None = None
 
     def bm25_dir(self, collection: str) -> Path:
         return self.settings.storage_dir / "bm25" / collection
@@ -95,15 +99,22 @@ class Engine:
             self._forget_state(collection)
 
     @property
-    def query_engine(self):  # type: ignore[no-untyped-def]
-        if self._query_engine is None:
-            from rag_factory import build_query_engine
+    def query_engine(self) -> QueryPipeline:
+        with self._lock:
+            if self._query_engine is None:
+                from rag_factory import build_query_engine
 
-            self._query_engine = build_query_engine(self)
-        return self._query_engine
+                self._query_engine = build_query_engine(self)
+            return self._query_engine
 
-    def query(self, question: str, collection: str, **options: object):  # type: ignore[no-untyped-def]
-        return self.query_engine.answer(question, collection, **options)
+    def query(
+        self,
+        question: str,
+        collection: str,
+        top_k: int | None = None,
+        page_range: PageRange | None = None,
+    ) -> AnswerResult:
+        return self.query_engine.answer(question, collection, top_k=top_k, page_range=page_range)
 
     def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]:
         names = list(collections) if collections else self.docstore.collections()

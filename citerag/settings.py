@@ -119,7 +119,9 @@ def build_settings(values: dict[str, Any]) -> Settings:
     known = {f.name: f for f in fields(Settings)}
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise ConfigError(f"Unknown setting(s) {', '.join(unknown)}; remove or rename them in config.py.")
+        raise ConfigError(
+            f"Unknown setting(s) {', '.join(unknown)}; remove or rename them in config.py."
+        )
     typed: dict[str, Any] = {}
     for key, raw in values.items():
         default = getattr(Settings(), key) if key != "extra" else {}

@@ -20,8 +20,18 @@ def make_doc() -> ParsedDocument:
         name="sample.pdf",
         parser="test",
         pages=[
-            Page(1, 600, 800, [Block("title", "1 Introduction", BOX, level=1), Block("text", body, BOX)]),
-            Page(2, 600, 800, [Block("title", "2 Results", BOX, level=1), Block("table", table, BOX, label="1")]),
+            Page(
+                1,
+                600,
+                800,
+                [Block("title", "1 Introduction", BOX, level=1), Block("text", body, BOX)],
+            ),
+            Page(
+                2,
+                600,
+                800,
+                [Block("title", "2 Results", BOX, level=1), Block("table", table, BOX, label="1")],
+            ),
             Page(3, 600, 800, [Block("text", "A closing remark. Nothing else.", BOX)]),
         ],
     )

@@ -7,7 +7,15 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-LIBRARIES = ("torch", "sentence-transformers", "pymilvus", "milvus-lite", "bm25s", "pymupdf", "llama-index-core")
+LIBRARIES = (
+    "torch",
+    "sentence-transformers",
+    "pymilvus",
+    "milvus-lite",
+    "bm25s",
+    "pymupdf",
+    "llama-index-core",
+)
 
 
 def cpu_model() -> str:

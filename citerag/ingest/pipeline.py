@@ -55,7 +55,9 @@ class Ingestor:
         self._embedder = embedder
         self._bm25_dir = bm25_dir
 
-    def ingest(self, path: Path, collection: str, progress: Progress | None = None) -> IngestOutcome:
+    def ingest(
+        self, path: Path, collection: str, progress: Progress | None = None
+    ) -> IngestOutcome:
         started = time.perf_counter()
         step = progress or (lambda _message: None)
         info = inspect_pdf(path)
@@ -63,8 +65,8 @@ class Ingestor:
         status = "ingested"
         if existing is not None:
             if existing.status == "ready" and self._is_consistent(collection, info.sha256):
-                chunks = self._docstore.count_chunks(collection, info.sha256)
-                return IngestOutcome(path.name, info.sha256, "skipped", existing.pages, chunks, 0.0)
+                stored = self._docstore.count_chunks(collection, info.sha256)
+                return IngestOutcome(path.name, info.sha256, "skipped", existing.pages, stored, 0.0)
             log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
             self.remove(collection, info.sha256)
             status = "repaired"
@@ -81,12 +83,14 @@ class Ingestor:
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
         step("embed")
-        chunk_vectors = self._embedder.embed_long([c.text for c in chunks], [c.sentences for c in chunks])
         sentence_vectors = self._sentence_vectors(chunks)
+        chunk_vectors = _chunk_vectors(chunks, sentence_vectors)
         step("store")
         self._store(collection, parsed, chunks, chunk_vectors, sentence_vectors)
         seconds = time.perf_counter() - started
-        return IngestOutcome(path.name, info.sha256, status, len(parsed.pages), len(chunks), seconds)
+        return IngestOutcome(
+            path.name, info.sha256, status, len(parsed.pages), len(chunks), seconds
+        )
 
     def remove(self, collection: str, doc_id: str) -> None:
         """Delete a document everywhere and bring the keyword index back in line."""
@@ -96,7 +100,11 @@ class Ingestor:
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
         in_docstore = self._docstore.count_chunks(collection, doc_id)
-        in_vectors = self._vectors.count(collection, doc_id) if self._vectors.has_collection(collection) else 0
+        in_vectors = (
+            self._vectors.count(collection, doc_id)
+            if self._vectors.has_collection(collection)
+            else 0
+        )
         return in_docstore > 0 and in_docstore == in_vectors
 
     def _sentence_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
@@ -112,8 +120,12 @@ class Ingestor:
         vectors = self._embedder.embed(texts)
         result = {}
         for chunk in chunks:
-            rows = [keys[(chunk.page, chunk.start + a, chunk.start + b)] for a, b in chunk.sentences]
-            result[chunk.id] = vectors[rows] if rows else np.zeros((0, vectors.shape[1]), np.float32)
+            rows = [
+                keys[(chunk.page, chunk.start + a, chunk.start + b)] for a, b in chunk.sentences
+            ]
+            result[chunk.id] = (
+                vectors[rows] if rows else np.zeros((0, vectors.shape[1]), np.float32)
+            )
         return result
 
     def _store(
@@ -146,6 +158,18 @@ class Ingestor:
             log.error("ingesting %s failed; removing what was written", parsed.name)
             self.remove(collection, parsed.doc_id)
             raise
+
+
+def _chunk_vectors(chunks: Sequence[Chunk], sentence_vectors: dict[str, np.ndarray]) -> np.ndarray:
+    """The normalized mean of a chunk's sentence vectors.
+
+    MiniLM reads 256 word pieces at most, so embedding a 512-token chunk whole would drop its
+    tail; the sentence mean covers all of it, costs no second model pass, and matched embedding
+    sentence-aligned windows on the Paul Graham questions (docs/RETRIEVAL.md).
+    """
+    means = np.stack([sentence_vectors[c.id].mean(axis=0) for c in chunks]).astype(np.float32)
+    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    return np.divide(means, norms, out=np.zeros_like(means), where=norms > 0)
 
 
 def _vector_rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[VectorRow]:

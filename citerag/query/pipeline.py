@@ -94,7 +94,9 @@ class QueryPipeline:
         query_vector = self._embedder.embed([question])[0]
         retrieval = retriever.retrieve(question, query_vector, page_range)
         fused_scores = dict(retrieval.fused)
-        chunks = self._docstore.get_chunks(collection, [chunk_id for chunk_id, _ in retrieval.fused])
+        chunks = self._docstore.get_chunks(
+            collection, [chunk_id for chunk_id, _ in retrieval.fused]
+        )
         fused = [ScoredChunk(c, fused_scores[c.id]) for c in chunks]
         vectors = self._docstore.get_sentence_vectors(collection, [c.id for c in chunks])
         limit = top_k or self._top_n

@@ -38,7 +38,9 @@ class Reranker(Protocol):
     def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]: ...
 
 
-def _ordered(candidates: Sequence[ScoredChunk], scores: Sequence[float], top_n: int) -> list[ScoredChunk]:
+def _ordered(
+    candidates: Sequence[ScoredChunk], scores: Sequence[float], top_n: int
+) -> list[ScoredChunk]:
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda pair: -pair[1])
     return [ScoredChunk(c.chunk, float(s)) for c, s in ranked[:top_n]]
 
@@ -57,7 +59,11 @@ class BestSentenceReranker:
         scores = []
         for candidate in request.candidates:
             vectors = request.sentence_vectors.get(candidate.chunk.id)
-            best = float(np.max(vectors @ request.query_vector)) if vectors is not None and len(vectors) else -1.0
+            best = (
+                float(np.max(vectors @ request.query_vector))
+                if vectors is not None and len(vectors)
+                else -1.0
+            )
             scores.append(best)
         return _ordered(request.candidates, scores, top_n)
 
