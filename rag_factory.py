@@ -30,7 +30,7 @@ log = logging.getLogger("citerag.factory")
 
 # The local reranker used when no ColBERT checkpoint exists, chosen by measurement on the
 # Paul Graham questions (benchmarks/results/retrieval.md).
-LOCAL_DEFAULT_RERANKER = "sentence"
+LOCAL_DEFAULT_RERANKER = "maxsim"
 
 
 def build_reranker(settings: Settings, embedder: Embedder) -> tuple[Reranker, str]:
