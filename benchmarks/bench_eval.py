@@ -48,7 +48,7 @@ ALL_PDFS = [
     EVAL / "finance" / "NETFLIX_2020_10K.pdf",
     EVAL / "finance" / "MICROSOFT_2021_10K.pdf",
 ]
-RESULTS = PROJECT / "benchmarks" / "results" / "retrieval.md"
+RESULTS_DIR = PROJECT / "benchmarks" / "results"
 TOP_K = 10
 
 
@@ -72,10 +72,13 @@ def main() -> int:
             engine.close()
         baseline = bench_baseline(settings, questions)
     report = render(ingestion, quality, baseline, latency, reranker_used, args.parser)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    results = RESULTS_DIR / (
+        "retrieval.md" if args.parser == "pymupdf" else f"retrieval_{args.parser}.md"
+    )
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(report)
     print(report)
-    print(f"written to {RESULTS.relative_to(PROJECT)}")
+    print(f"written to {results.relative_to(PROJECT)}")
     return 0
 
 
