@@ -3,7 +3,7 @@
 Retrieval quality is measured on the 44 Paul Graham questions for dense-only, BM25-only,
 fused and fused+rerank (each local reranker), beside a stock LlamaIndex baseline run in the
 same process: VectorStoreIndex over the same pages, SentenceSplitter(1024, 200), top-10, the
-same MiniLM. Writes benchmarks/results/retrieval.md.
+same MiniLM. Writes benchmarks/results/retrieval.md (retrieval_mineru.md with --parser mineru).
 
     .venv/bin/python benchmarks/bench_eval.py [--skip-ingest-all] [--parser pymupdf|mineru]
 """
