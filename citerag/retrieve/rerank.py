@@ -131,7 +131,9 @@ class ColbertReranker:
         from colbert.infra import ColBERTConfig
         from colbert.modeling.checkpoint import Checkpoint
 
-        config = ColBERTConfig(doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, gpus=0)
+        config = ColBERTConfig(
+            checkpoint=checkpoint, doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, gpus=0
+        )
         self._config = config
         self._checkpoint: Any = Checkpoint(checkpoint, colbert_config=config, verbose=0)
 
@@ -142,7 +144,8 @@ class ColbertReranker:
         texts = [c.chunk.text for c in request.candidates]
         with torch.inference_mode():
             query = self._checkpoint.queryFromText([request.query])
-            docs, mask = self._checkpoint.docFromText(texts, keep_dims="return_mask")
+            ids, attention = self._checkpoint.doc_tokenizer.tensorize(texts)
+            docs, mask = self._checkpoint.doc(ids, attention, keep_dims="return_mask")
             scores = colbert_score(query, docs, mask, config=self._config)
         return _ordered(request.candidates, scores.tolist(), top_n)
 
@@ -167,5 +170,8 @@ def _cached_hub_model(repo_id: str) -> str | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    found = try_to_load_from_cache(repo_id, "config.json")
+    try:
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except ValueError:  # not a valid hub id (e.g. a path that does not exist)
+        return None
     return str(Path(found).parent) if isinstance(found, str) else None
