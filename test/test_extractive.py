@@ -60,3 +60,11 @@ def test_low_scores_give_the_no_answer_sentence_without_citation() -> None:
     assert answer == NO_ANSWER
     assert cited_numbers(answer) == []
     assert extractive_answer([]) == NO_ANSWER
+
+
+def test_headings_are_not_offered_as_answers() -> None:
+    answer = extractive_answer([
+        _c(1, 1, 0, "4 Evaluation", 0.9),
+        _c(1, 1, 20, "The evaluation uses hit rate and reciprocal rank.", 0.8),
+    ])
+    assert answer == "The evaluation uses hit rate and reciprocal rank. [1]"

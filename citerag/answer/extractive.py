@@ -12,6 +12,7 @@ NO_ANSWER = (
 )
 DEFAULT_MIN_SCORE = 0.1
 RELATIVE_CUTOFF = 0.5  # sentences below half the best score stray from the question
+HEADING_MAX_WORDS = 4
 NEAR_DUPLICATE_OVERLAP = 0.85  # share of the shorter sentence's words found in the longer one
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -44,7 +45,7 @@ def extractive_answer(
 def _best_distinct(
     candidates: Sequence[ExtractiveCandidate], limit: int, min_score: float
 ) -> list[ExtractiveCandidate]:
-    usable = [c for c in candidates if c.text.strip()]
+    usable = [c for c in candidates if c.text.strip() and not _is_heading(c.text)]
     if not usable:
         return []
     floor = max(min_score, RELATIVE_CUTOFF * max(c.score for c in usable))
@@ -63,6 +64,12 @@ def _best_distinct(
         chosen.append(candidate)
         chosen_words.append(words)
     return chosen
+
+
+def _is_heading(text: str) -> bool:
+    """A short line without closing punctuation ("4 Evaluation") is a title, not a statement."""
+    stripped = text.strip()
+    return len(_words(stripped)) <= HEADING_MAX_WORDS and stripped[-1] not in ".!?:;"
 
 
 def _one_line(text: str) -> str:
