@@ -21,6 +21,10 @@ fingerprint() {
     cat "$@" 2>/dev/null | "$PYTHON" -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"
 }
 
+is_current() {  # stamp file, wanted fingerprint
+    [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]
+}
+
 install_torch() {
     local pip=".venv/bin/pip"
     if [ "$(uname -s)" = "Darwin" ] || command -v nvidia-smi >/dev/null 2>&1; then
@@ -35,7 +39,7 @@ install_torch() {
 setup_main_env() {
     local stamp=.venv/.setup_stamp want
     want=$(fingerprint pyproject.toml constraints.txt setup.sh)
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    if is_current "$stamp" "$want"; then
         say ".venv is up to date"
         return
     fi
@@ -60,7 +64,7 @@ setup_mineru_env() {
     fi
     local stamp=.mineru_env/.setup_stamp want
     want=$(fingerprint requirements_mineru.txt)
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    if is_current "$stamp" "$want"; then
         say ".mineru_env is up to date"
         return
     fi

@@ -14,7 +14,6 @@ Metrics, per document and parser:
 
 from __future__ import annotations
 
-import platform
 import re
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT_DIR))
 
+from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.parse.pymupdf_parser import PyMuPDFParser  # noqa: E402
 from citerag.types import ParsedDocument  # noqa: E402
 from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available  # noqa: E402
@@ -84,18 +84,7 @@ def _table_rows(markdown: str) -> list[list[str]]:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        names = [
-            ln.split(":", 1)[1].strip()
-            for ln in cpuinfo.read_text().splitlines()
-            if ln.startswith("model name")
-        ]
-        cpu = f"{names[0]} x {len(names)} logical cores" if names else cpu
-    versions = ", ".join(f"{pkg} {_version(pkg)}" for pkg in ("pymupdf",))
-    mineru = _mineru_version()
-    return f"{cpu}; Python {platform.python_version()}; {versions}; MinerU {mineru}"
+    return f"{describe_machine()} MinerU {_mineru_version()}"
 
 
 def _version(package: str) -> str:
