@@ -197,3 +197,29 @@ def test_delete_removes_the_document_everywhere(
     assert not any(d["collection"] == "scratch" for d in listing(capsys))
     code, _, err = run(capsys, "query", "anything", "--collection", "scratch")
     assert code != 0 and "no documents" in err
+
+
+def test_llm_answer_through_the_cli_cites_the_sources_it_was_given(
+    storage: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_openai_server import ScriptedReply, running_server
+
+    shared_eval_file("paul_graham", "paul_graham_essay.pdf")
+    reply = (
+        "He started Viaweb <doc=paul_graham_essay.pdf;page=99> and sold it [1]. "
+        "Nothing supports this [42]."
+    )
+    with running_server([ScriptedReply(reply, prompt_tokens=300, completion_tokens=20)]) as server:
+        monkeypatch.setenv("LLM_PROVIDER", "openai_like")
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_MODEL", "scripted-model")
+        code, out, err = run(capsys, "query", "What was Viaweb?", "--collection", "pg", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    prompt = "\n".join(str(m["content"]) for m in server.requests[0]["messages"])
+    assert all(f"[{s['citationNumber']}] paul_graham_essay.pdf" in prompt for s in result["sources"])
+    cited = [int(n) for n in CITATION.findall(result["answer"])]
+    assert cited and set(cited) <= {s["citationNumber"] for s in result["sources"]}
+    assert "<doc=" not in result["answer"] and "[42]" not in result["answer"]
+    assert result["metadata"]["model"] == "scripted-model"
+    assert result["metadata"]["tokensUsed"] == 320
