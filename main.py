@@ -70,11 +70,25 @@ def parse_page_range(text: str) -> PageRange:
     return PageRange(first, last)
 
 
+def load_config() -> Any:
+    """config.py, or a one-sentence ConfigError when it cannot be loaded."""
+    from citerag.errors import ConfigError
+
+    try:
+        import config
+    except SyntaxError as error:
+        raise ConfigError(
+            f"config.py has a syntax error at line {error.lineno} ({error.msg}); fix it and rerun."
+        ) from None
+    except Exception as error:  # noqa: BLE001 - any failure while importing the user's file
+        raise ConfigError(f"config.py cannot be loaded ({error}); fix it and rerun.") from None
+    return config
+
+
 def load_settings(article: str | None = None) -> Any:
-    import config
     from citerag.settings import settings_from_config
 
-    return settings_from_config(config, article)
+    return settings_from_config(load_config(), article)
 
 
 @contextmanager
@@ -89,9 +103,9 @@ def open_engine(article: str | None = None) -> Iterator[Any]:
 
 
 def run_configured_article() -> int:
-    import config
     import queries
 
+    config = load_config()
     article = config.ACTIVE_ARTICLE
     if article not in config.ARTICLE_CONFIGS:
         from citerag.errors import ConfigError
