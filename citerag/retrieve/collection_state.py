@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,10 +58,6 @@ def rebuild_bm25(chunks: list[Chunk], bm25_dir: Path) -> BM25Index:
     index.save(bm25_dir)
     (bm25_dir / FINGERPRINT_FILE).write_text(json.dumps({"fingerprint": _fingerprint(chunks)}))
     return index
-
-
-def remove_bm25(bm25_dir: Path) -> None:
-    shutil.rmtree(bm25_dir, ignore_errors=True)
 
 
 def _load_or_build_bm25(chunks: list[Chunk], bm25_dir: Path) -> BM25Index:
