@@ -162,7 +162,7 @@ def bench_baseline(settings, questions: Sequence[dict]) -> QualityReport:  # typ
     from citerag.parse.validate import inspect_pdf
 
     parsed = parse_document(
-        PG_PDF, inspect_pdf(PG_PDF).sha256, settings.parser, settings.storage_dir / "baseline_cache"
+        PG_PDF, inspect_pdf(PG_PDF).sha256, settings.parser, settings.parse_cache_dir
     )
     documents = [Document(text=page.text, metadata={"page": page.number}) for page in parsed.pages]
     embed_model = HuggingFaceEmbedding(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
+from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
 from citerag.query.pipeline import QueryPipeline
 from citerag.retrieve.collection_state import CollectionState, load_collection_state
@@ -45,8 +46,6 @@ class DocumentSummary:
 
 
 def check_collection_name(name: str) -> str:
-    from citerag.errors import InputError
-
     if not _COLLECTION_NAME.match(name):
         raise InputError(
             f"Collection name {name!r} is not allowed; use up to 64 letters, digits, '_' or '-'."

@@ -84,6 +84,10 @@ class Settings:
         return self.storage_dir / "milvus.db"
 
     @property
+    def parse_cache_dir(self) -> Path:
+        return self.storage_dir / "parse_cache"
+
+    @property
     def sqlite_path(self) -> Path:
         return self.storage_dir / "docstore.sqlite"
 

@@ -75,7 +75,7 @@ class Ingestor:
             path,
             info.sha256,
             self._settings.parser,
-            self._settings.storage_dir / "parse_cache",
+            self._settings.parse_cache_dir,
             mineru_tier=self._settings.mineru_tier,
         )
         step("chunk")
