@@ -49,7 +49,7 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     "chunk_size": 512,  # tokens per chunk (sentence-aligned, never across a page boundary)
     "chunk_overlap": 128,
     "parser": "pymupdf",  # "pymupdf" or "mineru"; chosen by measurement, see docs/PARSING.md
-    "mineru_tier": "flash",  # "flash" needs no models; "pipeline"/"vlm" need MinerU's weights
+    "mineru_tier": "flash",  # "flash" is model-free; "basic"/"standard"/"advanced" need weights
     "similarity_top_k_fusion": 35,  # candidates taken from each of BM25 and the vector index
     "rrf_k": 60,
     "fusion_top_n": 25,

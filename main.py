@@ -1,8 +1,8 @@
 """Command line: `python main.py` runs the configured article; subcommands do one thing each.
 
 python main.py          # ingest ACTIVE_ARTICLE if needed, then answer its queries
-python main.py ingest PATH... [--collection NAME]
-python main.py query TEXT [--collection NAME] [--json] [--top-k N] [--pages A-B]
+python main.py ingest PATH... [--collection NAME | --article NAME]
+python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
@@ -39,14 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="parse, chunk, embed and store PDFs")
     ingest.add_argument("paths", nargs="+", type=Path)
-    ingest.add_argument("--collection", default=DEFAULT_COLLECTION)
+    add_target_arguments(ingest)
 
     query = commands.add_parser("query", help="answer a question with cited sources")
     query.add_argument("text", nargs="?", help="the question (or use --questions FILE)")
     query.add_argument("--questions", type=Path, help="a file with one question per line")
-    query.add_argument("--collection", default=DEFAULT_COLLECTION)
+    add_target_arguments(query)
     query.add_argument("--json", action="store_true", help="print the answer contract as JSON")
-    query.add_argument("--top-k", type=int, default=None, help="number of sources")
+    query.add_argument("--top-k", type=positive_int, default=None, help="number of sources")
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
 
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
@@ -57,6 +57,30 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("name")
     delete.add_argument("--collection", default=DEFAULT_COLLECTION)
     return parser
+
+
+def add_target_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--collection",
+        default=None,
+        help=f"the collection (default: the --article's, else {DEFAULT_COLLECTION!r}); "
+        "the ARTICLE_RAG_OVERRIDES of the article stored in it apply",
+    )
+    command.add_argument(
+        "--article",
+        default=None,
+        help="an article of ARTICLE_CONFIGS in config.py: its collection and its overrides",
+    )
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number; pass 1 or more")
+    return value
 
 
 def parse_page_range(text: str) -> PageRange:
@@ -85,6 +109,62 @@ def load_config() -> Any:
     return config
 
 
+def load_queries() -> Any:
+    """queries.py (which imports config.py), or a one-sentence error when it cannot be loaded."""
+    from citerag.errors import ConfigError
+
+    load_config()
+    try:
+        import queries
+    except SyntaxError as error:
+        raise ConfigError(
+            f"queries.py has a syntax error at line {error.lineno} ({error.msg}); fix it and rerun."
+        ) from None
+    except Exception as error:  # noqa: BLE001 - any failure while importing the user's file
+        raise ConfigError(f"queries.py cannot be loaded ({error}); fix it and rerun.") from None
+    return queries
+
+
+def resolve_target(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The article whose overrides apply and the collection, from --article and --collection.
+
+    --article NAME selects that article's collection (unless --collection names another) and
+    its ARTICLE_RAG_OVERRIDES; --collection alone applies the overrides of the article stored in
+    that collection, if one is.
+    """
+    from citerag.errors import ConfigError
+
+    config = load_config()
+    articles: dict[str, dict[str, Any]] = getattr(config, "ARTICLE_CONFIGS", {})
+    if args.article is not None:
+        if args.article not in articles:
+            known = ", ".join(sorted(articles)) or "none"
+            raise InputError(
+                f"Unknown article {args.article!r}; choose one of ARTICLE_CONFIGS in config.py:"
+                f" {known}."
+            )
+        collection = args.collection or articles[args.article].get("collection")
+        if not collection:
+            raise ConfigError(
+                f"ARTICLE_CONFIGS[{args.article!r}] has no 'collection'; add one in config.py."
+            )
+        return args.article, str(collection)
+    collection = args.collection or DEFAULT_COLLECTION
+    owners = sorted(
+        name for name, entry in articles.items() if entry.get("collection") == collection
+    )
+    overrides: dict[str, Any] = getattr(config, "ARTICLE_RAG_OVERRIDES", {})
+    if len({repr(sorted(overrides.get(name, {}).items())) for name in owners}) > 1:
+        raise ConfigError(
+            f"Collection {collection!r} belongs to articles {', '.join(owners)} with different"
+            " ARTICLE_RAG_OVERRIDES; choose one with --article."
+        )
+    article = owners[0] if owners else None
+    if article is not None:
+        log.debug("collection %r is article %r's: its overrides apply", collection, article)
+    return article, collection
+
+
 def load_settings(article: str | None = None) -> Any:
     from citerag.settings import settings_from_config
 
@@ -103,18 +183,18 @@ def open_engine(article: str | None = None) -> Iterator[Any]:
 
 
 def run_configured_article() -> int:
-    import queries
-
     config = load_config()
-    article = config.ACTIVE_ARTICLE
-    if article not in config.ARTICLE_CONFIGS:
+    queries = load_queries()
+    article = getattr(config, "ACTIVE_ARTICLE", None)
+    articles = getattr(config, "ARTICLE_CONFIGS", {})
+    if article not in articles:
         from citerag.errors import ConfigError
 
-        known = ", ".join(sorted(config.ARTICLE_CONFIGS))
+        known = ", ".join(sorted(articles))
         raise ConfigError(
             f"ACTIVE_ARTICLE {article!r} is not in ARTICLE_CONFIGS; use one of {known}."
         )
-    entry = config.ARTICLE_CONFIGS[article]
+    entry = articles[article]
     path = Path(entry["directory"]) / entry["filename"]
     questions = queries.QUERIES_BY_ARTICLE.get(article) or []
     if not questions:
@@ -131,23 +211,23 @@ def run_configured_article() -> int:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    with open_engine() as engine:
+    article, collection = resolve_target(args)
+    with open_engine(article) as engine:
         for path in args.paths:
-            outcome = engine.ingest(path, args.collection, progress=progress_printer(path.name))
+            outcome = engine.ingest(path, collection, progress=progress_printer(path.name))
             print(
                 f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks,"
-                f" {outcome.seconds:.1f} s) in collection {args.collection!r}"
+                f" {outcome.seconds:.1f} s) in collection {collection!r}"
             )
     return 0
 
 
 def run_query(args: argparse.Namespace) -> int:
     questions = _questions(args)
-    with open_engine() as engine:
+    article, collection = resolve_target(args)
+    with open_engine(article) as engine:
         for question in questions:
-            result = engine.query(
-                question, args.collection, top_k=args.top_k, page_range=args.pages
-            )
+            result = engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:

@@ -17,11 +17,12 @@ from typing import Any
 
 from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse.tables import clean_row, rows_to_markdown
+from citerag.settings import MINERU_TIERS
 from citerag.types import BBox, Block, Page, ParsedDocument
 
 PROJECT_DIR = Path(__file__).resolve().parent
 DEFAULT_ENV_DIR = PROJECT_DIR / ".mineru_env"
-TIERS = ("flash", "basic", "standard", "advanced")
+TIERS = MINERU_TIERS  # "flash" is model-free; "basic", "standard", "advanced" need weights
 MODELS_MISSING_EXIT = 3
 
 # Run by the MinerU interpreter: argv = pdf, tier, output json. Exits 3 when a model tier has
@@ -59,15 +60,21 @@ def mineru_available(env_dir: Path = DEFAULT_ENV_DIR) -> bool:
     return python.is_file() and any(env_dir.glob("lib/python*/site-packages/mineru/__init__.py"))
 
 
+def check_tier(tier: str) -> str:
+    """The tier, or a one-sentence ConfigError naming MinerU's real tiers."""
+    if tier not in TIERS:
+        shown = ", ".join(repr(t) for t in TIERS)
+        raise ConfigError(f"mineru_tier is {tier!r}; choose one of {shown} in config.py.")
+    return tier
+
+
 class MineruParser:
     name = "mineru"
 
     def __init__(
         self, tier: str = "flash", env_dir: Path = DEFAULT_ENV_DIR, timeout_s: int = 900
     ) -> None:
-        if tier not in TIERS:
-            shown = ", ".join(TIERS)
-            raise ConfigError(f"mineru_tier is {tier!r}; choose one of {shown} in config.py.")
+        check_tier(tier)
         self.tier = tier
         self.env_dir = env_dir
         self.timeout_s = timeout_s

@@ -29,10 +29,11 @@ install_torch() {
     local pip=".venv/bin/pip"
     if [ "$(uname -s)" = "Darwin" ] || command -v nvidia-smi >/dev/null 2>&1; then
         "$pip" install -q "torch==$TORCH_VERSION"   # MPS build on macOS, CUDA build on GPU Linux
-    elif "$pip" install -q --no-index "torch==$TORCH_VERSION" 2>/dev/null; then
-        :                                           # a local CPU wheel (pip's find-links)
+    elif "$pip" install -q --retries 1 "torch==$TORCH_VERSION+cpu" 2>/dev/null; then
+        :   # the configured index (or its find-links) serves the CPU build: no other index needed
     else
-        "$pip" install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
+        "$pip" install -q --retries 2 "torch==$TORCH_VERSION" \
+            --index-url https://download.pytorch.org/whl/cpu
     fi
 }
 

@@ -12,6 +12,8 @@ from citerag.errors import ConfigError
 
 RERANKERS = ("auto", "colbert", "maxsim", "sentence", "none")
 PARSERS = ("pymupdf", "mineru")
+# MinerU 4.x's public tiers (mineru.parser.tier): "flash" needs no model weights, the others do.
+MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 
 # Settings field -> environment variable that overrides it.
@@ -77,6 +79,7 @@ class Settings:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         _require_choice("reranker", self.reranker, RERANKERS)
         _require_choice("parser", self.parser, PARSERS)
+        _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
 
     @property

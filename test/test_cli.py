@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +38,129 @@ def test_an_empty_question_is_refused_before_anything_loads(
 ) -> None:
     assert main.main(["query", "   "]) != 0
     assert "No question given" in capsys.readouterr().err
+
+
+def test_the_bare_run_with_a_broken_config_py_is_one_sentence_and_a_non_zero_exit(
+    tmp_path: Path,
+) -> None:
+    """`python main.py` (no subcommand) imports queries.py, which imports config.py."""
+    project = Path(main.__file__).resolve().parent
+    for name in ("main.py", "queries.py"):
+        shutil.copy(project / name, tmp_path / name)
+    (tmp_path / "config.py").write_text("ACTIVE_ARTICLE = 'demo'\nDEFAULT_RAG_SETTINGS = {\n")
+    done = subprocess.run(
+        [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.startswith("error: config.py has a syntax error at line 2")
+    assert done.stderr.count("\n") == 1 and "fix it" in done.stderr
+
+
+FAKE_CONFIG = """
+ARTICLE_CONFIGS = {
+    "big": {"directory": ".", "filename": "big.pdf", "collection": "big_docs", "schema": "x"},
+    "small": {"directory": ".", "filename": "s.pdf", "collection": "small_docs", "schema": "x"},
+}
+ACTIVE_ARTICLE = "small"
+DEFAULT_RAG_SETTINGS = {"chunk_size": 256, "chunk_overlap": 32, "similarity_top_k_fusion": 35}
+ARTICLE_RAG_OVERRIDES = {"big": {"similarity_top_k_fusion": 50, "chunk_size": 384}}
+STORAGE_DIR = "@STORAGE@"
+"""
+
+
+class FakeEngine:
+    """Stands in for citerag.engine.Engine: records the settings and collections it was given."""
+
+    opened: list[FakeEngine] = []
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.calls: list[tuple[str, str, Any]] = []
+        FakeEngine.opened.append(self)
+
+    def ingest(self, path: Path, collection: str, progress: Any = None) -> Any:
+        self.calls.append(("ingest", collection, path))
+        return types.SimpleNamespace(
+            name=path.name, status="ingested", pages=1, chunks=1, seconds=0.0
+        )
+
+    def query(
+        self, question: str, collection: str, top_k: Any = None, page_range: Any = None
+    ) -> Any:
+        self.calls.append(("query", collection, top_k))
+        metadata = {
+            "model": "m",
+            "retrievalMethod": "hybrid",
+            "reranked": False,
+            "processingTime": 1,
+        }
+        answer = {"answer": "a", "sources": [], "metadata": metadata}
+        return types.SimpleNamespace(to_dict=lambda: answer)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeEngine]:
+    """A config.py with two articles (one with overrides) and an Engine that loads nothing."""
+    fake_config = types.ModuleType("config")
+    exec(FAKE_CONFIG.replace("@STORAGE@", str(tmp_path / "storage")), fake_config.__dict__)
+    monkeypatch.setitem(sys.modules, "config", fake_config)  # removed again afterwards
+    engine_module = types.ModuleType("citerag.engine")
+    engine_module.Engine = FakeEngine  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "citerag.engine", engine_module)
+    monkeypatch.setattr(FakeEngine, "opened", [])
+    return FakeEngine
+
+
+@pytest.mark.parametrize("command", [["query", "q?"], ["ingest", "big.pdf"]])
+def test_article_option_selects_its_collection_and_its_overrides(
+    fake_project: type[FakeEngine], command: list[str]
+) -> None:
+    assert main.main([*command, "--article", "big"]) == 0
+    [engine] = fake_project.opened
+    assert engine.settings.similarity_top_k_fusion == 50
+    assert engine.settings.chunk_size == 384
+    assert [collection for _, collection, _ in engine.calls] == ["big_docs"]
+
+
+@pytest.mark.parametrize("command", [["query", "q?"], ["ingest", "big.pdf"]])
+def test_collection_of_an_article_gets_that_articles_overrides(
+    fake_project: type[FakeEngine], command: list[str]
+) -> None:
+    assert main.main([*command, "--collection", "big_docs"]) == 0
+    assert main.main([*command, "--collection", "elsewhere"]) == 0
+    big, other = fake_project.opened
+    assert (big.settings.similarity_top_k_fusion, big.settings.chunk_size) == (50, 384)
+    assert (other.settings.similarity_top_k_fusion, other.settings.chunk_size) == (35, 256)
+    assert [c for _, c, _ in big.calls + other.calls] == ["big_docs", "elsewhere"]
+
+
+def test_an_unknown_article_is_one_sentence_naming_the_known_ones(
+    fake_project: type[FakeEngine], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main.main(["query", "q?", "--article", "huge"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.startswith("error:") and err.count("\n") == 1
+    assert "'huge'" in err and "big" in err and "small" in err
+    assert fake_project.opened == []
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "two"])
+def test_top_k_must_be_a_positive_integer(
+    fake_project: type[FakeEngine], capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main.main(["query", "q?", f"--top-k={value}"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "--top-k" in err and "positive whole number" in err
+    assert fake_project.opened == []
+
+
+def test_a_positive_top_k_reaches_the_query(fake_project: type[FakeEngine]) -> None:
+    assert main.main(["query", "q?", "--top-k", "4"]) == 0
+    assert fake_project.opened[0].calls == [("query", "default", 4)]

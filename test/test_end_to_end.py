@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pymupdf
@@ -25,6 +25,17 @@ def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         for variable in ("MILVUS_URI", "MONGODB_URI", "LLM_PROVIDER", "RAG_RERANKER"):
             patch.delenv(variable, raising=False)
         yield path
+
+
+@pytest.fixture(scope="module")
+def paul_graham(storage: Path) -> Path:
+    """The essay ingested into collection "pg" (a no-op when a test before already did it).
+
+    Tests that only query "pg" take this fixture, so each passes when run alone as well.
+    """
+    pdf = shared_eval_file("paul_graham", "paul_graham_essay.pdf")
+    assert main.main(["ingest", str(pdf), "--collection", "pg"]) == 0
+    return pdf
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -103,9 +114,8 @@ def test_second_ingest_changes_no_count(storage: Path, capsys: pytest.CaptureFix
 
 
 def test_page_range_filter_and_question_file(
-    storage: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    paul_graham: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    shared_eval_file("paul_graham", "paul_graham_essay.pdf")
     questions = tmp_path / "questions.txt"
     questions.write_text("What was Viaweb?\n\nWhy did the author paint?\n")
     code, out, err = run(
@@ -128,9 +138,8 @@ def test_page_range_filter_and_question_file(
 
 
 def test_without_reranker_metadata_says_not_reranked(
-    storage: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    paul_graham: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shared_eval_file("paul_graham", "paul_graham_essay.pdf")
     monkeypatch.setenv("RAG_RERANKER", "none")
     code, out, err = run(capsys, "query", "What was Viaweb?", "--collection", "pg", "--json")
     assert code == 0, err
@@ -148,7 +157,8 @@ def _corrupt(path: Path) -> Path:
 def _encrypted(path: Path) -> Path:
     with pymupdf.open() as document:
         document.new_page().insert_text((72, 72), "secret text")
-        document.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
+        aes_256 = pymupdf.PDF_ENCRYPT_AES_256  # type: ignore[attr-defined]
+        document.save(path, encryption=aes_256, user_pw="u", owner_pw="o")
     return path
 
 
@@ -175,8 +185,8 @@ def test_bad_pdfs_get_one_sentence_and_change_nothing(
     storage: Path,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
-    make,
-    fragment: str,  # type: ignore[no-untyped-def]
+    make: Callable[[Path], Path],
+    fragment: str,
 ) -> None:
     before = listing(capsys)
     code, out, err = run(capsys, "ingest", str(make(tmp_path)), "--collection", "bad")
@@ -200,11 +210,10 @@ def test_delete_removes_the_document_everywhere(
 
 
 def test_llm_answer_through_the_cli_cites_the_sources_it_was_given(
-    storage: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    paul_graham: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fake_openai_server import ScriptedReply, running_server
 
-    shared_eval_file("paul_graham", "paul_graham_essay.pdf")
     reply = (
         "He started Viaweb <doc=paul_graham_essay.pdf;page=99> and sold it [1]. "
         "Nothing supports this [42]."

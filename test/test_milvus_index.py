@@ -121,6 +121,7 @@ def test_reopening_the_same_path_keeps_the_data(db_path: Path) -> None:
     reopened.close()
 
 
+@pytest.mark.slow  # over a second: see test_slow_markers.py
 def test_another_process_reads_the_data_once_the_index_is_closed(db_path: Path) -> None:
     writer = MilvusIndex(str(db_path))
     writer.insert("main", rows_for("d1", unit_vectors(6, seed=14)))
@@ -138,6 +139,7 @@ def test_another_process_reads_the_data_once_the_index_is_closed(db_path: Path) 
     assert result.stdout.strip().splitlines()[-1] == "6"
 
 
+@pytest.mark.slow  # over a second: see test_slow_markers.py
 def test_collections_with_awkward_names_are_kept_apart(index: MilvusIndex) -> None:
     index.insert("Annual Reports 2024", rows_for("a", unit_vectors(3, seed=10)))
     index.insert("Annual_Reports_2024", rows_for("b", unit_vectors(4, seed=11)))
@@ -193,6 +195,7 @@ def test_factory_opens_milvus_lite_in_the_storage_folder(tmp_path: Path) -> None
         index.close()
 
 
+@pytest.mark.slow  # over a second: see test_slow_markers.py
 def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Path) -> None:
     holder = MilvusIndex(str(db_path))
     script = (

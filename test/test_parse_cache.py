@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import DEMO_PDF
 
-from citerag.errors import ConfigError
+from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse import select
 from citerag.parse.cache import cache_path, load_cached, save_cached
 from citerag.parse.pymupdf_parser import PyMuPDFParser
@@ -78,3 +78,45 @@ def test_mineru_missing_falls_back_to_pymupdf_with_a_warning(
 def test_unknown_parser_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="pymupdf"):
         select.parse_document(DEMO_PDF, "demo", "tesseract", tmp_path)
+
+
+def test_a_tier_mineru_does_not_have_is_a_config_error_not_a_fallback(tmp_path: Path) -> None:
+    empty_env = tmp_path / "no_mineru"
+    empty_env.mkdir()
+    with pytest.raises(ConfigError, match="mineru_tier is 'pipeline'") as caught:
+        select.parse_document(
+            DEMO_PDF, "demo", "mineru", tmp_path / "cache", "pipeline", mineru_env=empty_env
+        )
+    assert "flash" in str(caught.value) and "advanced" in str(caught.value)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def _mineru_that_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    import mineru_wrapper
+
+    def parse(self: object, path: Path, doc_id: str) -> ParsedDocument:
+        raise error
+
+    monkeypatch.setattr(mineru_wrapper, "mineru_available", lambda env=None: True)
+    monkeypatch.setattr(mineru_wrapper.MineruParser, "parse", parse)
+
+
+def test_a_model_tier_without_weights_raises_instead_of_falling_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _mineru_that_raises(monkeypatch, ModelUnavailable("MinerU tier 'basic' needs weights."))
+    with pytest.raises(ModelUnavailable, match="tier 'basic'"):
+        select.parse_document(DEMO_PDF, "demo", "mineru", tmp_path, "basic", mineru_env=tmp_path)
+    assert load_cached(tmp_path, "demo", "pymupdf") is None, "no PyMuPDF parse behind its back"
+
+
+def test_a_failed_mineru_run_still_falls_back_to_pymupdf_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _mineru_that_raises(monkeypatch, RagError("MinerU failed on x.pdf (boom); use pymupdf."))
+    with caplog.at_level(logging.WARNING):
+        document = select.parse_document(
+            DEMO_PDF, "demo", "mineru", tmp_path, "flash", mineru_env=tmp_path
+        )
+    assert document.parser == "pymupdf"
+    assert any("MinerU failed" in r.message and "PyMuPDF" in r.message for r in caplog.records)

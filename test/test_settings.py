@@ -48,3 +48,32 @@ def test_malformed_settings_raise_one_clear_config_error(values: dict, fragment:
     with pytest.raises(ConfigError, match=fragment) as caught:
         build_settings(values)
     assert "\n" not in str(caught.value)
+
+
+def test_mineru_tier_must_be_a_real_mineru_tier() -> None:
+    from mineru_wrapper import TIERS
+
+    assert TIERS == ("flash", "basic", "standard", "advanced")  # MinerU 4.x's public tiers
+    for tier in TIERS:
+        assert build_settings({"mineru_tier": tier}).mineru_tier == tier
+    for wrong in ("pipeline", "vlm", "Flash "):
+        with pytest.raises(ConfigError, match="mineru_tier") as caught:
+            build_settings({"mineru_tier": wrong})
+        message = str(caught.value)
+        assert "\n" not in message and all(repr(t) in message for t in TIERS)
+    with pytest.raises(ConfigError, match="mineru_tier"):
+        settings_from_config(config, environ={"MINERU_TIER": "vlm"})
+
+
+def test_config_py_names_only_real_mineru_tiers() -> None:
+    import re
+
+    from mineru_wrapper import TIERS
+
+    [line] = [
+        line
+        for line in Path(config.__file__).read_text().splitlines()
+        if line.strip().startswith('"mineru_tier"')
+    ]
+    named = re.findall(r'"([a-z_]+)"', line.split("#", 1)[1])
+    assert named and set(named) <= set(TIERS), line

@@ -1,11 +1,16 @@
-"""Chooses the parser, uses the parse cache, and falls back to PyMuPDF when MinerU cannot run."""
+"""Chooses the parser, uses the parse cache, and falls back to PyMuPDF when MinerU cannot run.
+
+The fallback (with a warning) covers a MinerU that is not installed or whose run fails. A
+configuration MinerU can never honour is an error instead: an unknown `mineru_tier`, or a model
+tier whose weights are not on this machine (`ModelUnavailable`).
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from citerag.errors import ConfigError, RagError
+from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse.cache import load_cached, save_cached
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.types import ParsedDocument
@@ -24,6 +29,10 @@ def parse_document(
     """The parsed document from the cache, else from the named parser (cached afterwards)."""
     if parser not in ("pymupdf", "mineru"):
         raise ConfigError(f"parser is {parser!r}; choose 'pymupdf' or 'mineru' in config.py.")
+    if parser == "mineru":
+        from mineru_wrapper import check_tier
+
+        check_tier(mineru_tier)
     tier = mineru_tier if parser == "mineru" else ""
     cached = load_cached(cache_dir, doc_id, parser, tier)
     if cached is not None:
@@ -49,7 +58,11 @@ def _parse_with_pymupdf(path: Path, doc_id: str, cache_dir: Path) -> ParsedDocum
 def _parse_with_mineru(
     path: Path, doc_id: str, tier: str, env_dir: Path | None
 ) -> ParsedDocument | None:
-    """MinerU's parse, or None (with a warning saying why) when it is missing or fails."""
+    """MinerU's parse, or None (with a warning saying why) when it is missing or its run fails.
+
+    A tier whose model weights are absent raises ModelUnavailable: the configured tier cannot
+    run on this machine, and a PyMuPDF parse in its place would hide that from the user.
+    """
     from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available
 
     env = env_dir or DEFAULT_ENV_DIR
@@ -60,6 +73,8 @@ def _parse_with_mineru(
         return None
     try:
         return MineruParser(tier=tier, env_dir=env).parse(path, doc_id)
+    except (ConfigError, ModelUnavailable):
+        raise
     except RagError as error:
         logger.warning("MinerU failed (%s); parsing %s with PyMuPDF instead.", error, path.name)
         return None

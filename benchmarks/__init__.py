@@ -1,0 +1,1 @@
+"""Benchmark scripts and helpers (run from the project root; not installed)."""
