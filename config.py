@@ -54,6 +54,7 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     "rrf_k": 60,
     "fusion_top_n": 25,
     "rerank_top_n": 10,  # sources returned
+    "page_weight": 1.0,  # how much a page's own evidence (its whole text, its head) adds
     "reranker": "auto",  # "auto", "colbert", "maxsim", "sentence", "none"
     "highlights_per_source": 3,
     "llm_max_tokens": 1024,

@@ -9,12 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import MetadataFilters
+
 from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
+from citerag.embed.llama import LocalEmbedding
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
-from citerag.query.pipeline import QueryPipeline
+from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
+from citerag.query.factory import QueryFactory
 from citerag.retrieve.collection_state import CollectionState, load_collection_state
+from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, VectorIndex
 from citerag.store.factory import open_docstore, open_vector_index
@@ -66,12 +72,13 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.embedder = embedder or Embedder(settings.embedding_model)
+        self.embed_model = LocalEmbedding(self.embedder)
         self._ingestor = Ingestor(
             settings, self.docstore, self.vectors, self.embedder, self.bm25_dir
         )
         self._states: dict[str, CollectionState] = {}
         self._lock = threading.Lock()
-        self._query_engine: QueryPipeline | None = None
+        self._factory: QueryFactory | None = None
 
     def bm25_dir(self, collection: str) -> Path:
         return self.settings.storage_dir / "bm25" / collection
@@ -98,13 +105,24 @@ class Engine:
             self._forget_state(collection)
 
     @property
-    def query_engine(self) -> QueryPipeline:
+    def factory(self) -> QueryFactory:
+        """What every question shares, built on the first question (models load once)."""
         with self._lock:
-            if self._query_engine is None:
-                from rag_factory import build_query_engine
+            if self._factory is None:
+                self._factory = QueryFactory(
+                    self.settings, self.docstore, self.vectors, self.embed_model, self.embedder
+                )
+            return self._factory
 
-                self._query_engine = build_query_engine(self)
-            return self._query_engine
+    def query_engine(
+        self,
+        collection: str,
+        top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+    ) -> CitedQueryEngine:
+        """A LlamaIndex query engine over one collection (its `Response` keeps the sources)."""
+        state = self._non_empty_state(collection)
+        return self.factory.query_engine(state, top_k=top_k, filters=filters)
 
     def query(
         self,
@@ -112,8 +130,38 @@ class Engine:
         collection: str,
         top_k: int | None = None,
         page_range: PageRange | None = None,
+        filters: MetadataFilters | None = None,
     ) -> AnswerResult:
-        return self.query_engine.answer(question, collection, top_k=top_k, page_range=page_range)
+        if page_range is not None:
+            filters = page_filters(page_range.first, page_range.last)
+        engine = self.query_engine(collection, top_k=top_k, filters=filters)
+        response = engine.query(QueryBundle(checked_question(question)))
+        return answer_from_response(response)  # type: ignore[arg-type]
+
+    def retrieve(
+        self,
+        question: str,
+        collection: str,
+        top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+    ) -> list[NodeWithScore]:
+        """The reranked nodes a question's answer would cite, without highlights or answer."""
+        state = self._non_empty_state(collection)
+        factory = self.factory
+        query = QueryBundle(question)
+        nodes = factory.retriever(state, filters).retrieve(query)
+        reranker = factory.postprocessors(collection, top_k)[0]
+        return reranker.postprocess_nodes(nodes, query_bundle=query)
+
+    def _non_empty_state(self, collection: str) -> CollectionState:
+        check_collection_name(collection)
+        state = self.collection_state(collection)
+        if state.is_empty:
+            raise InputError(
+                f"Collection {collection!r} has no documents; add one with "
+                f"`python main.py ingest PATH --collection {collection}`."
+            )
+        return state
 
     def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]:
         names = list(collections) if collections else self.docstore.collections()

@@ -47,6 +47,7 @@ class Settings:
     rrf_k: int = 60
     fusion_top_n: int = 25
     rerank_top_n: int = 10
+    page_weight: float = 1.0
     reranker: str = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -77,6 +78,8 @@ class Settings:
         for name in ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
+        if self.page_weight < 0:
+            raise ConfigError(f"page_weight is {self.page_weight}; use 0 (off) or more.")
         _require_choice("reranker", self.reranker, RERANKERS)
         _require_choice("parser", self.parser, PARSERS)
         _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)
@@ -141,6 +144,11 @@ def _coerce(key: str, raw: Any, default: Any) -> Any:
         return Path(str(raw)).expanduser()
     if isinstance(default, bool):
         return raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes"}
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} is {raw!r}; it must be a number.") from None
     if isinstance(default, int):
         try:
             return int(raw)

@@ -1,4 +1,6 @@
-"""The data that flows between roles: parsed documents, chunks and answers."""
+"""The data that flows between roles: parsed documents, document records, highlights.
+
+Chunks are LlamaIndex `TextNode`s (see `citerag.nodes`)."""
 
 from __future__ import annotations
 
@@ -96,39 +98,6 @@ class ParsedDocument:
 
 
 @dataclass
-class Chunk:
-    """A retrievable unit: a sentence-aligned window of one page's text."""
-
-    id: str
-    doc_id: str
-    doc_name: str
-    page: int
-    chunk_index: int  # position in the document
-    text: str
-    start: int  # character offsets of `text` in the page text
-    end: int
-    section: str = ""
-    block_type: str = "text"
-    label: str = ""  # figure/equation/table label carried by the chunk, if any
-    prev_id: str | None = None
-    next_id: str | None = None
-    boxes: list[BBox] = field(default_factory=list)
-    sentences: list[tuple[int, int]] = field(default_factory=list)  # spans in `text`
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["sentences"] = [list(s) for s in self.sentences]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Chunk:
-        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        values["boxes"] = [BBox(**b) for b in data.get("boxes", [])]
-        values["sentences"] = [(int(a), int(b)) for a, b in data.get("sentences", [])]
-        return cls(**values)
-
-
-@dataclass
 class DocumentRecord:
     """What the docstore knows about an ingested document."""
 
@@ -146,9 +115,3 @@ class Highlight:
     text: str
     startOffset: int  # noqa: N815 - the answer contract's spelling
     endOffset: int  # noqa: N815
-
-
-@dataclass
-class ScoredChunk:
-    chunk: Chunk
-    score: float

@@ -10,7 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citerag.types import BBox, Highlight, ScoredChunk
+from llama_index.core.schema import NodeWithScore
+
+from citerag.nodes import HIGHLIGHTS, boxes_of, doc_name_of, page_of, section_of
+from citerag.types import BBox, Highlight
 
 
 @dataclass
@@ -78,35 +81,28 @@ class AnswerResult:
         }
 
 
-def build_sources(
-    scored_chunks: Sequence[ScoredChunk], highlights: Sequence[list[Highlight]]
-) -> list[Source]:
-    """One source per chunk, numbered 1..n in the given order, keeping only exact highlights."""
-    if len(scored_chunks) != len(highlights):
-        raise ValueError(
-            f"got {len(highlights)} highlight lists for {len(scored_chunks)} chunks; "
-            "pass one list per chunk."
-        )
-    return [
-        _source(number, scored, chunk_highlights)
-        for number, (scored, chunk_highlights) in enumerate(
-            zip(scored_chunks, highlights, strict=True), start=1
-        )
+def sources_from_nodes(nodes: Sequence[NodeWithScore]) -> list[Source]:
+    """One source per node, numbered 1..n in the given order, keeping only exact highlights."""
+    return [_source(number, scored) for number, scored in enumerate(nodes, start=1)]
+
+
+def _source(number: int, scored: NodeWithScore) -> Source:
+    node = scored.node
+    content = node.get_content()
+    highlights = [
+        Highlight(h["text"], int(h["startOffset"]), int(h["endOffset"]))
+        for h in node.metadata.get(HIGHLIGHTS, [])
     ]
-
-
-def _source(number: int, scored: ScoredChunk, highlights: list[Highlight]) -> Source:
-    chunk = scored.chunk
     return Source(
-        id=chunk.id,
-        document_name=chunk.doc_name,
-        page_number=chunk.page,
-        title=chunk.section,
-        content=chunk.text,
-        score=float(scored.score),
+        id=node.node_id,
+        document_name=doc_name_of(node),
+        page_number=page_of(node),
+        title=section_of(node),
+        content=content,
+        score=float(scored.score or 0.0),
         citation_number=number,
-        highlights=[h for h in highlights if _round_trips(chunk.text, h)],
-        boxes=list(chunk.boxes),
+        highlights=[h for h in highlights if _round_trips(content, h)],
+        boxes=boxes_of(node),
     )
 
 

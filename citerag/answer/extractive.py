@@ -36,9 +36,7 @@ def extractive_answer(
     chosen = _best_distinct(candidates, max_sentences, min_score)
     if not chosen:
         return NO_ANSWER
-    in_page_order = sorted(
-        chosen, key=lambda c: (c.page_number, c.start_offset, c.citation_number)
-    )
+    in_page_order = sorted(chosen, key=lambda c: (c.page_number, c.start_offset, c.citation_number))
     return " ".join(f"{_one_line(c.text)} [{c.citation_number}]" for c in in_page_order)
 
 

@@ -179,8 +179,13 @@ def _openai(c: _Connection) -> LLM:
     from llama_index.llms.openai import OpenAI
 
     return OpenAI(
-        model=c.model, api_key=c.api_key, api_base=c.endpoint, timeout=c.timeout_s,
-        max_retries=MAX_RETRIES, max_tokens=c.max_tokens, temperature=TEMPERATURE,
+        model=c.model,
+        api_key=c.api_key,
+        api_base=c.endpoint,
+        timeout=c.timeout_s,
+        max_retries=MAX_RETRIES,
+        max_tokens=c.max_tokens,
+        temperature=TEMPERATURE,
     )
 
 
@@ -188,8 +193,13 @@ def _openai_like(c: _Connection) -> LLM:
     from llama_index.llms.openai_like import OpenAILike
 
     return OpenAILike(
-        model=c.model, api_key=c.api_key, api_base=c.endpoint, is_chat_model=True,
-        timeout=c.timeout_s, max_retries=MAX_RETRIES, max_tokens=c.max_tokens,
+        model=c.model,
+        api_key=c.api_key,
+        api_base=c.endpoint,
+        is_chat_model=True,
+        timeout=c.timeout_s,
+        max_retries=MAX_RETRIES,
+        max_tokens=c.max_tokens,
         temperature=TEMPERATURE,
     )
 
@@ -198,8 +208,13 @@ def _anthropic(c: _Connection) -> LLM:
     from llama_index.llms.anthropic import Anthropic
 
     return Anthropic(
-        model=c.model, api_key=c.api_key, base_url=c.endpoint, timeout=c.timeout_s,
-        max_retries=MAX_RETRIES, max_tokens=c.max_tokens, temperature=TEMPERATURE,
+        model=c.model,
+        api_key=c.api_key,
+        base_url=c.endpoint,
+        timeout=c.timeout_s,
+        max_retries=MAX_RETRIES,
+        max_tokens=c.max_tokens,
+        temperature=TEMPERATURE,
     )
 
 
@@ -207,7 +222,10 @@ def _gemini(c: _Connection) -> LLM:
     from llama_index.llms.google_genai import GoogleGenAI
 
     return GoogleGenAI(
-        model=c.model, api_key=c.api_key, max_tokens=c.max_tokens, temperature=TEMPERATURE,
+        model=c.model,
+        api_key=c.api_key,
+        max_tokens=c.max_tokens,
+        temperature=TEMPERATURE,
     )
 
 
@@ -215,7 +233,10 @@ def _ollama(c: _Connection) -> LLM:
     from llama_index.llms.ollama import Ollama
 
     return Ollama(
-        model=c.model, base_url=c.endpoint, request_timeout=c.timeout_s, temperature=TEMPERATURE,
+        model=c.model,
+        base_url=c.endpoint,
+        request_timeout=c.timeout_s,
+        temperature=TEMPERATURE,
         additional_kwargs={"num_predict": c.max_tokens},
     )
 
@@ -285,6 +306,4 @@ def _is_connection_error(error: BaseException) -> bool:
 
     if isinstance(error, httpx.TransportError):
         return True
-    return any(
-        cls.__name__ in _CONNECTION_ERROR_NAMES for cls in type(error).__mro__
-    )
+    return any(cls.__name__ in _CONNECTION_ERROR_NAMES for cls in type(error).__mro__)

@@ -48,5 +48,5 @@ def user_prompt(question: str, sources: Sequence[ContextSource]) -> str:
 def _format_source(source: ContextSource) -> str:
     header = f"[{source.citation_number}] {source.document_name}, page {source.page_number}"
     if source.title:
-        header += f", section \"{source.title}\""
+        header += f', section "{source.title}"'
     return f"{header}\n{source.content.strip()}"

@@ -1,7 +1,10 @@
 """Page-bounded, sentence-aligned chunks with offsets into the page text.
 
 A chunk never crosses a page, never cuts a sentence (unless one sentence alone is longer than
-the chunk size) and carries the section in effect where it starts.
+the chunk size) and carries the section in effect where it starts. A chunk of table rows also
+carries the table's context (the page's titles, the period line above the table and the header
+row), so that a row far down a financial statement still says which statement and which years
+its numbers belong to.
 """
 
 from __future__ import annotations
@@ -9,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from llama_index.core.schema import TextNode
+
 from citerag.chunk.sentences import sentence_spans
-from citerag.types import BBox, Block, Chunk, Page, ParsedDocument
+from citerag.nodes import CHUNK_INDEX, chunk_node, link_neighbours
+from citerag.types import BBox, Block, Page, ParsedDocument
 
 TokenCounter = Callable[[str], int]
 
@@ -38,17 +44,17 @@ def chunk_document(
     chunk_size: int,
     chunk_overlap: int,
     count_tokens: TokenCounter | None = None,
-) -> list[Chunk]:
+) -> list[TextNode]:
     counter = count_tokens or default_token_counter()
-    chunks: list[Chunk] = []
+    chunks: list[TextNode] = []
     section = ""
     for page in doc.pages:
         page_chunks, section = _chunk_page(doc, page, section, chunk_size, chunk_overlap, counter)
         for chunk in page_chunks:
-            chunk.chunk_index = len(chunks)
-            chunk.id = f"{doc.doc_id[:16]}-{chunk.chunk_index:05d}"
+            chunk.metadata[CHUNK_INDEX] = len(chunks)
+            chunk.id_ = f"{doc.doc_id[:16]}-{len(chunks):05d}"
             chunks.append(chunk)
-    _link_neighbours(chunks)
+    link_neighbours(chunks)
     return chunks
 
 
@@ -59,15 +65,17 @@ def _chunk_page(
     chunk_size: int,
     chunk_overlap: int,
     counter: TokenCounter,
-) -> tuple[list[Chunk], str]:
+) -> tuple[list[TextNode], str]:
     text, block_spans = page.text_and_spans()
     units = _units(page.blocks, text, block_spans, counter)
     sections = _section_at_block(page.blocks, section)
+    contexts = _table_contexts(page.blocks)
     chunks = []
     for first, last in _windows([u.tokens for u in units], chunk_size, chunk_overlap):
         window = units[first : last + 1]
         blocks = sorted({u.block_index for u in window})
-        chunks.append(_make_chunk(doc, page, text, window, blocks, sections[blocks[0]]))
+        context = " | ".join(dict.fromkeys(contexts[i] for i in blocks if contexts[i]))
+        chunks.append(_make_chunk(doc, page, text, window, blocks, sections[blocks[0]], context))
     return chunks, sections[-1] if sections else section
 
 
@@ -134,25 +142,56 @@ def _make_chunk(
     units: Sequence[_Unit],
     block_indexes: Sequence[int],
     section: str,
-) -> Chunk:
+    table_context: str,
+) -> TextNode:
     """`units` are the sentences/table rows of the chunk; they become its highlight spans."""
     blocks = [page.blocks[i] for i in block_indexes]
     start, end = units[0].start, units[-1].end
-    return Chunk(
-        id="",
+    return chunk_node(
+        node_id="",
         doc_id=doc.doc_id,
         doc_name=doc.name,
         page=page.number,
         chunk_index=0,
         text=page_text[start:end],
         start=start,
-        end=end,
         section=section,
         block_type=_dominant_kind(blocks),
         label=next((b.label for b in blocks if b.label), "") or "",
         boxes=[_rounded(b.bbox) for b in blocks],
         sentences=[(u.start - start, u.end - start) for u in units],
+        table_context=table_context,
     )
+
+
+MAX_CONTEXT_LINE = 160
+
+
+def _table_contexts(blocks: Sequence[Block]) -> list[str]:
+    """For each table block, what a reader sees above it: the page's titles, the short lines
+    just above the table (period, unit) and the table's header row; empty for other blocks."""
+    titles = [_one_line(b.text) for b in blocks if b.kind == "title"][:4]
+    contexts = []
+    for index, block in enumerate(blocks):
+        if block.kind != "table":
+            contexts.append("")
+            continue
+        above: list[str] = []
+        for previous in reversed(blocks[:index]):
+            line = _one_line(previous.text)
+            if previous.kind not in ("text", "title") or len(line) > MAX_CONTEXT_LINE:
+                break
+            above.insert(0, line)
+            if len(above) == 2:
+                break
+        header = _one_line(block.text.split("\n", 1)[0].replace("|", " "))
+        parts = dict.fromkeys(p for p in (*titles, *above, header) if p)
+        contexts.append(" | ".join(parts))
+    return contexts
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _dominant_kind(blocks: Sequence[Block]) -> str:
@@ -165,9 +204,3 @@ def _dominant_kind(blocks: Sequence[Block]) -> str:
 
 def _rounded(box: BBox) -> BBox:
     return BBox(round(box.x0, 1), round(box.y0, 1), round(box.x1, 1), round(box.y1, 1))
-
-
-def _link_neighbours(chunks: list[Chunk]) -> None:
-    for previous, following in zip(chunks, chunks[1:], strict=False):
-        previous.next_id = following.id
-        following.prev_id = previous.id

@@ -5,8 +5,34 @@ from __future__ import annotations
 import re
 
 _ABBREVIATIONS = {
-    "fig", "figs", "eq", "eqs", "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "inc",
-    "ltd", "co", "corp", "no", "vol", "pp", "al", "st", "jr", "sr", "u.s", "approx", "sec", "ch",
+    "fig",
+    "figs",
+    "eq",
+    "eqs",
+    "e.g",
+    "i.e",
+    "etc",
+    "vs",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "no",
+    "vol",
+    "pp",
+    "al",
+    "st",
+    "jr",
+    "sr",
+    "u.s",
+    "approx",
+    "sec",
+    "ch",
 }
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace, or at
 # a blank line / bullet line break.

@@ -1,33 +1,68 @@
 """Ingestion: validate → parse → chunk → embed → store, idempotent and all-or-nothing.
 
-A document is keyed by the hash of its bytes. It is written as `pending` and only marked
-`ready` after the docstore, the vector index and the keyword index all hold it; any failure
-(or Ctrl-C) removes what was written, so no half-ingested document is ever visible.
+A document is keyed by the hash of its bytes and of the settings that shape its stored chunks
+(parser, chunking, embedding model), so a change of those re-ingests it and the chunks of the
+older version go once the new one is ready. It is written as `pending` and only marked `ready`
+after the docstore, the vector index and the keyword index all hold it; any failure (or Ctrl-C)
+removes what was written, so no half-ingested document is ever visible.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
 from citerag.errors import InputError
+from citerag.nodes import (
+    block_type_of,
+    doc_id_of,
+    doc_name_of,
+    label_of,
+    page_of,
+    page_vector_key,
+    section_of,
+    sentences_of,
+    start_of,
+    table_context_of,
+)
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorRow
-from citerag.types import Chunk, DocumentRecord, ParsedDocument
+from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 PREVIEW_CHARS = 240
+# Roughly what MiniLM reads (256 word pieces): a page's head is its title, period and first rows.
+PAGE_HEAD_CHARS = 1200
+# Bump when the chunker or the stored node layout changes: documents are then ingested again.
+CHUNK_FORMAT = 2
 Progress = Callable[[str], None]
+
+
+def ingest_key(file_sha256: str, settings: Settings) -> str:
+    """The document's id: its bytes and every setting that shapes its stored chunks."""
+    shaping = {
+        "file": file_sha256,
+        "parser": settings.parser,
+        "mineru_tier": settings.mineru_tier if settings.parser == "mineru" else "",
+        "chunk_size": settings.chunk_size,
+        "chunk_overlap": settings.chunk_overlap,
+        "embedding_model": settings.embedding_model,
+        "format": CHUNK_FORMAT,
+    }
+    return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
 @dataclass
@@ -61,14 +96,15 @@ class Ingestor:
         started = time.perf_counter()
         step = progress or (lambda _message: None)
         info = inspect_pdf(path)
-        existing = self._docstore.get_document(collection, info.sha256)
+        doc_id = ingest_key(info.sha256, self._settings)
+        existing = self._docstore.get_document(collection, doc_id)
         status = "ingested"
         if existing is not None:
-            if existing.status == "ready" and self._is_consistent(collection, info.sha256):
-                stored = self._docstore.count_chunks(collection, info.sha256)
-                return IngestOutcome(path.name, info.sha256, "skipped", existing.pages, stored, 0.0)
+            if existing.status == "ready" and self._is_consistent(collection, doc_id):
+                stored = self._docstore.count_chunks(collection, doc_id)
+                return IngestOutcome(path.name, doc_id, "skipped", existing.pages, stored, 0.0)
             log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
-            self.remove(collection, info.sha256)
+            self.remove(collection, doc_id)
             status = "repaired"
         step("parse")
         parsed = parse_document(
@@ -78,19 +114,59 @@ class Ingestor:
             self._settings.parse_cache_dir,
             mineru_tier=self._settings.mineru_tier,
         )
+        parsed = replace(parsed, doc_id=doc_id)
         step("chunk")
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
         step("embed")
         sentence_vectors = self._sentence_vectors(chunks)
-        chunk_vectors = _chunk_vectors(chunks, sentence_vectors)
+        chunk_vectors = self._chunk_vectors(chunks, sentence_vectors)
+        sentence_vectors.update(self._page_head_vectors(parsed))
         step("store")
         self._store(collection, parsed, chunks, chunk_vectors, sentence_vectors)
+        replaced = self._remove_older_versions(collection, path.name, doc_id)
         seconds = time.perf_counter() - started
-        return IngestOutcome(
-            path.name, info.sha256, status, len(parsed.pages), len(chunks), seconds
-        )
+        if replaced and status == "ingested":
+            status = "replaced"
+        return IngestOutcome(path.name, doc_id, status, len(parsed.pages), len(chunks), seconds)
+
+    def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:
+        """Drop documents of the same name stored under other settings (or older bytes)."""
+        older = [r for r in self._docstore.find_by_name(collection, name) if r.doc_id != doc_id]
+        for record in older:
+            log.info("%s: removing the version stored under other settings", name)
+            self.remove(collection, record.doc_id)
+        return bool(older)
+
+    def _page_head_vectors(self, parsed: ParsedDocument) -> dict[str, np.ndarray]:
+        pages = [p for p in parsed.pages if p.text.strip()]
+        vectors = self._embedder.embed([p.text[:PAGE_HEAD_CHARS] for p in pages])
+        return {
+            page_vector_key(parsed.doc_id, page.number): vector.reshape(1, -1)
+            for page, vector in zip(pages, vectors, strict=True)
+        }
+
+    def _chunk_vectors(
+        self, chunks: Sequence[TextNode], sentence_vectors: dict[str, np.ndarray]
+    ) -> np.ndarray:
+        """The normalized mean of a chunk's sentence vectors, plus its table context's vector.
+
+        MiniLM reads 256 word pieces at most, so embedding a 512-token chunk whole would drop
+        its tail; the sentence mean covers all of it, costs no second model pass, and matched
+        embedding sentence-aligned windows on the Paul Graham questions. A table chunk's rows
+        say little alone ("Other, net 1,055"): its context (statement title, period, header)
+        counts as much as all its rows together.
+        """
+        means = np.stack([sentence_vectors[c.node_id].mean(axis=0) for c in chunks])
+        contexts = sorted({table_context_of(c) for c in chunks} - {""})
+        if contexts:
+            context_vectors = dict(zip(contexts, self._embedder.embed(contexts), strict=True))
+            for row, chunk in enumerate(chunks):
+                context = table_context_of(chunk)
+                if context:
+                    means[row] = _normalized(means[row]) + context_vectors[context]
+        return _normalized(means.astype(np.float32))
 
     def remove(self, collection: str, doc_id: str) -> None:
         """Delete a document everywhere and bring the keyword index back in line."""
@@ -107,23 +183,23 @@ class Ingestor:
         )
         return in_docstore > 0 and in_docstore == in_vectors
 
-    def _sentence_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
+    def _sentence_vectors(self, chunks: Sequence[TextNode]) -> dict[str, np.ndarray]:
         """Embed each distinct sentence once, even where overlapping chunks share it."""
         keys: dict[tuple[int, int, int], int] = {}
         texts: list[str] = []
         for chunk in chunks:
-            for a, b in chunk.sentences:
-                key = (chunk.page, chunk.start + a, chunk.start + b)
+            page, start = page_of(chunk), start_of(chunk)
+            for a, b in sentences_of(chunk):
+                key = (page, start + a, start + b)
                 if key not in keys:
                     keys[key] = len(texts)
                     texts.append(chunk.text[a:b])
         vectors = self._embedder.embed(texts)
         result = {}
         for chunk in chunks:
-            rows = [
-                keys[(chunk.page, chunk.start + a, chunk.start + b)] for a, b in chunk.sentences
-            ]
-            result[chunk.id] = (
+            page, start = page_of(chunk), start_of(chunk)
+            rows = [keys[(page, start + a, start + b)] for a, b in sentences_of(chunk)]
+            result[chunk.node_id] = (
                 vectors[rows] if rows else np.zeros((0, vectors.shape[1]), np.float32)
             )
         return result
@@ -132,7 +208,7 @@ class Ingestor:
         self,
         collection: str,
         parsed: ParsedDocument,
-        chunks: list[Chunk],
+        chunks: list[TextNode],
         chunk_vectors: np.ndarray,
         sentence_vectors: dict[str, np.ndarray],
     ) -> None:
@@ -160,29 +236,22 @@ class Ingestor:
             raise
 
 
-def _chunk_vectors(chunks: Sequence[Chunk], sentence_vectors: dict[str, np.ndarray]) -> np.ndarray:
-    """The normalized mean of a chunk's sentence vectors.
-
-    MiniLM reads 256 word pieces at most, so embedding a 512-token chunk whole would drop its
-    tail; the sentence mean covers all of it, costs no second model pass, and matched embedding
-    sentence-aligned windows on the Paul Graham questions (docs/RETRIEVAL.md).
-    """
-    means = np.stack([sentence_vectors[c.id].mean(axis=0) for c in chunks]).astype(np.float32)
-    norms = np.linalg.norm(means, axis=1, keepdims=True)
-    return np.divide(means, norms, out=np.zeros_like(means), where=norms > 0)
+def _normalized(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
 
-def _vector_rows(chunks: Sequence[Chunk], vectors: np.ndarray) -> list[VectorRow]:
+def _vector_rows(chunks: Sequence[TextNode], vectors: np.ndarray) -> list[VectorRow]:
     return [
         VectorRow(
-            chunk_id=chunk.id,
+            chunk_id=chunk.node_id,
             vector=vector,
-            doc_id=chunk.doc_id,
-            doc_name=chunk.doc_name,
-            page=chunk.page,
-            node_type=chunk.block_type,
-            section=chunk.section,
-            label=chunk.label,
+            doc_id=doc_id_of(chunk),
+            doc_name=doc_name_of(chunk),
+            page=page_of(chunk),
+            node_type=block_type_of(chunk),
+            section=section_of(chunk),
+            label=label_of(chunk),
             preview=chunk.text[:PREVIEW_CHARS],
         )
         for chunk, vector in zip(chunks, vectors, strict=True)

@@ -1,14 +1,31 @@
-"""Hybrid retrieval: BM25 and vector candidates, fused by reciprocal rank."""
+"""Hybrid retrieval as a LlamaIndex `BaseRetriever`: chunk hits and page evidence, fused.
+
+Chunks are found by the vector index and by BM25 (the question plus the filing words its terms
+stand for), fused by reciprocal rank. Pages are found by their head vectors, by BM25 over their
+whole text and by how many fused chunks they hold; those three rankings are fused too, and a
+chunk's score is its own plus its page's (weighted). A top page with no chunk among the hits
+contributes its best chunk by keywords. `QueryFusionRetriever` fuses flat lists with a fixed
+k and no weights, so it cannot carry the page level; this class does the same fusion with both.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import MetadataFilters
 
-from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.collection_state import CollectionState, PageKey
+from citerag.retrieve.filters import check_filters, matches, pushdown
 from citerag.retrieve.fusion import reciprocal_rank_fusion
-from citerag.store.base import PageRange, VectorIndex
+from citerag.retrieve.query_terms import keyword_query
+from citerag.store.base import DocStore, VectorIndex
 
 
 @dataclass(frozen=True)
@@ -16,54 +33,165 @@ class RetrievalSettings:
     top_k_each: int = 35  # candidates from each of BM25 and the vector index
     rrf_k: int = 60
     fusion_top_n: int = 25
+    page_weight: float = 1.0  # how much a chunk's page evidence adds to its own score
+    top_pages: int = 10  # pages whose evidence counts
 
 
 @dataclass
-class RetrievalResult:
-    dense: list[str] = field(default_factory=list)
-    keyword: list[str] = field(default_factory=list)
-    fused: list[tuple[str, float]] = field(default_factory=list)
+class HybridRanking:
+    """Every stage's ranking, for benchmarks and debugging."""
+
+    dense: list[str]
+    keyword: list[str]
+    pages: list[tuple[str, float]]
+    fused: list[tuple[str, float]]
 
 
-class HybridRetriever:
-    def __init__(self, vectors: VectorIndex, state: CollectionState, settings: RetrievalSettings):
+class HybridRetriever(BaseRetriever):
+    def __init__(
+        self,
+        vectors: VectorIndex,
+        docstore: DocStore,
+        state: CollectionState,
+        embed_model: BaseEmbedding,
+        settings: RetrievalSettings | None = None,
+        filters: MetadataFilters | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        check_filters(filters)
         self._vectors = vectors
+        self._docstore = docstore
         self._state = state
-        self._settings = settings
+        self._embed_model = embed_model
+        self._settings = settings or RetrievalSettings()
+        self._filters = filters
+        super().__init__(callback_manager=callback_manager)
 
     @property
     def is_empty(self) -> bool:
         return self._state.is_empty
 
-    def retrieve(
-        self, query: str, query_vector: np.ndarray, page_range: PageRange | None = None
-    ) -> RetrievalResult:
-        if self._state.is_empty:
-            return RetrievalResult()
-        dense = self.dense(query_vector, page_range)
-        keyword = self.keyword(query, page_range)
-        fused = reciprocal_rank_fusion(
-            [dense, keyword], k=self._settings.rrf_k, top_n=self._settings.fusion_top_n
-        )
-        return RetrievalResult(dense=dense, keyword=keyword, fused=fused)
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        fused = self.rank(query_bundle).fused
+        nodes = self._docstore.get_chunks(self._state.name, [chunk_id for chunk_id, _ in fused])
+        scores = dict(fused)
+        return [NodeWithScore(node=node, score=scores[node.node_id]) for node in nodes]
 
-    def dense(self, query_vector: np.ndarray, page_range: PageRange | None) -> list[str]:
+    def rank(self, query_bundle: QueryBundle) -> HybridRanking:
+        if self._state.is_empty:
+            return HybridRanking([], [], [], [])
+        query_vector = self._query_vector(query_bundle)
+        allowed = self._allowed_chunks()
+        dense = self._dense(query_vector, allowed)
+        keyword = self._keyword(query_bundle.query_str, allowed)
+        chunks = reciprocal_rank_fusion([dense, keyword], k=self._settings.rrf_k)
+        pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
+        fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
+        return HybridRanking(dense, keyword, pages, fused[: self._settings.fusion_top_n])
+
+    def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
+        embedding = query_bundle.embedding
+        if embedding is None:
+            embedding = self._embed_model.get_query_embedding(query_bundle.query_str)
+            query_bundle.embedding = embedding
+        return np.asarray(embedding, dtype=np.float32)
+
+    def _allowed_chunks(self) -> set[str] | None:
+        if self._filters is None or not self._filters.filters:
+            return None
+        return {cid for cid, place in self._state.places.items() if matches(place, self._filters)}
+
+    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+        page_range, doc_ids = pushdown(self._filters)
         hits = self._vectors.search(
             self._state.name,
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
             page_range=page_range,
+            doc_ids=doc_ids,
         )[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
-        return [chunk_id for chunk_id, _ in hits if self._state.is_visible(chunk_id, page_range)]
+        places = self._state.places
+        return [cid for cid, _ in hits if cid in places and (allowed is None or cid in allowed)]
 
-    def keyword(self, query: str, page_range: PageRange | None) -> list[str]:
-        allowed = None
-        if page_range is not None:
-            allowed = {
-                chunk_id
-                for chunk_id, place in self._state.places.items()
-                if page_range.first <= place.page <= page_range.last
-            }
-        hits = self._state.bm25.search(query, self._settings.top_k_each, allowed_ids=allowed)
-        return [chunk_id for chunk_id, _ in hits if self._state.is_visible(chunk_id, page_range)]
+    def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
+        hits = self._state.bm25.search(
+            keyword_query(question), self._settings.top_k_each, allowed_ids=allowed
+        )
+        return [chunk_id for chunk_id, _ in hits]
+
+    def _pages(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        chunks: Sequence[tuple[str, float]],
+        allowed: set[str] | None,
+    ) -> list[tuple[str, float]]:
+        page_set = self._state.pages
+        allowed_pages = None if allowed is None else self._pages_of(allowed)
+        by_keywords = [
+            page_id
+            for page_id, _ in page_set.bm25.search(
+                keyword_query(question), self._settings.top_k_each, allowed_ids=allowed_pages
+            )
+        ]
+        rankings = [by_keywords, self._pages_by_chunks(chunks)]
+        if page_set.vectors is not None:
+            rankings.append(self._pages_by_vector(query_vector, allowed_pages))
+        fused = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k)
+        return fused[: self._settings.top_pages]
+
+    def _pages_of(self, chunk_ids: Iterable[str]) -> set[str]:
+        places = self._state.places
+        return {PageKey(places[c]["doc_id"], places[c]["page"]).id for c in chunk_ids}
+
+    def _pages_by_chunks(self, chunks: Sequence[tuple[str, float]]) -> list[str]:
+        """Pages ordered by the summed scores of their fused chunks: a page many hits share."""
+        totals: dict[str, float] = defaultdict(float)
+        places = self._state.places
+        for chunk_id, score in chunks:
+            totals[PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"]).id] += score
+        return sorted(totals, key=lambda page_id: -totals[page_id])
+
+    def _pages_by_vector(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+        page_set = self._state.pages
+        assert page_set.vectors is not None
+        scores = page_set.vectors @ query_vector
+        order = np.argsort(-scores, kind="stable")
+        ranked = (page_set.keys[i].id for i in order)
+        picked = [p for p in ranked if allowed is None or p in allowed]
+        return picked[: self._settings.top_k_each]
+
+    def _with_page_evidence(
+        self,
+        question: str,
+        chunks: Sequence[tuple[str, float]],
+        pages: Sequence[tuple[str, float]],
+        allowed: set[str] | None,
+    ) -> list[tuple[str, float]]:
+        weight = self._settings.page_weight
+        page_score = dict(pages)
+        places = self._state.places
+        scores: dict[str, float] = {}
+        for chunk_id, score in chunks:
+            page_id = PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"]).id
+            scores[chunk_id] = score + weight * page_score.get(page_id, 0.0)
+        if weight > 0:
+            for page_id, score in pages:
+                if not self._has_chunk_on(page_id, scores):
+                    best = self._best_chunk_on(question, page_id, allowed)
+                    if best is not None:
+                        scores[best] = weight * score
+        return sorted(scores.items(), key=lambda pair: -pair[1])
+
+    def _has_chunk_on(self, page_id: str, scores: dict[str, float]) -> bool:
+        key = self._state.page_key(page_id)
+        return any(c in scores for c in self._state.pages.chunk_ids.get(key, []))
+
+    def _best_chunk_on(self, question: str, page_id: str, allowed: set[str] | None) -> str | None:
+        on_page = self._state.pages.chunk_ids.get(self._state.page_key(page_id), [])
+        candidates = [c for c in on_page if allowed is None or c in allowed]
+        if not candidates:
+            return None
+        hits = self._state.bm25.search(keyword_query(question), 1, allowed_ids=set(candidates))
+        return hits[0][0] if hits else candidates[0]

@@ -1,9 +1,10 @@
-"""Rerankers: reorder fused candidates by a finer relevance score.
+"""Rerankers as LlamaIndex node postprocessors: reorder fused candidates by a finer score.
 
-- `ColbertReranker`: ColBERT late interaction through colbert-ai, from a local checkpoint.
-- `MaxSimReranker`: the same late interaction (MaxSim) over MiniLM token embeddings.
-- `BestSentenceReranker`: the best cosine between the question and one sentence of the chunk.
-- `NoReranker`: keeps the fused order.
+`RerankPostprocessor` blends a scorer's order with the retrieval order. Scorers:
+- `ColbertScorer`: ColBERT late interaction through colbert-ai, from a local checkpoint.
+- `MaxSimScorer`: the same late interaction (MaxSim) over MiniLM token embeddings.
+- `BestSentenceScorer`: the best cosine between the question and one sentence of the chunk.
+A reranker named "none" keeps the fused order.
 """
 
 from __future__ import annotations
@@ -11,31 +12,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from pydantic import Field, PrivateAttr
 
 from citerag.embed.embedder import Embedder
-from citerag.types import ScoredChunk
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RerankInput:
-    query: str
-    query_vector: np.ndarray
-    candidates: Sequence[ScoredChunk]
-    sentence_vectors: Mapping[str, np.ndarray]
-
-
-class Reranker(Protocol):
+class Scorer(Protocol):
     name: str
 
-    def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]: ...
+    def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]: ...
 
 
 # The reranker's order is fused with the retrieval order, the retrieval counting twice: alone,
@@ -45,42 +39,64 @@ RETRIEVAL_WEIGHT = 2.0
 BLEND_K = 60
 
 
-def _ordered(
-    candidates: Sequence[ScoredChunk], scores: Sequence[float], top_n: int
-) -> list[ScoredChunk]:
-    """Candidates (given in retrieval order) reordered by a weighted reciprocal-rank blend."""
-    by_score = sorted(range(len(candidates)), key=lambda i: -scores[i])
-    blended = [RETRIEVAL_WEIGHT / (BLEND_K + i + 1) for i in range(len(candidates))]
+def blend(nodes: Sequence[NodeWithScore], scores: Sequence[float]) -> list[NodeWithScore]:
+    """Nodes (given in retrieval order) reordered by a weighted reciprocal-rank blend."""
+    by_score = sorted(range(len(nodes)), key=lambda i: -scores[i])
+    blended = [RETRIEVAL_WEIGHT / (BLEND_K + i + 1) for i in range(len(nodes))]
     for rank, index in enumerate(by_score, start=1):
         blended[index] += 1.0 / (BLEND_K + rank)
-    order = sorted(range(len(candidates)), key=lambda i: -blended[i])
-    return [ScoredChunk(candidates[i].chunk, blended[i]) for i in order[:top_n]]
+    order = sorted(range(len(nodes)), key=lambda i: -blended[i])
+    return [NodeWithScore(node=nodes[i].node, score=blended[i]) for i in order]
 
 
-class NoReranker:
-    name = "none"
+class RerankPostprocessor(BaseNodePostprocessor):
+    """Keeps the best `top_n` nodes by the scorer's order blended with the retrieval order."""
 
-    def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]:
-        return list(request.candidates[:top_n])
+    top_n: int = Field(default=10, gt=0)
+    _scorer: Scorer | None = PrivateAttr(default=None)
+
+    def __init__(self, scorer: Scorer | None, top_n: int = 10, **kwargs: Any) -> None:
+        super().__init__(**{**kwargs, "top_n": top_n})
+        self._scorer = scorer
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "CiteragRerank"
+
+    @property
+    def name(self) -> str:
+        return self._scorer.name if self._scorer else "none"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        if self._scorer is None or query_bundle is None or len(nodes) < 2:
+            return list(nodes[: self.top_n])
+        return blend(nodes, self._scorer.score(query_bundle, nodes))[: self.top_n]
 
 
-class BestSentenceReranker:
+def query_vector_of(query: QueryBundle) -> np.ndarray | None:
+    return None if query.embedding is None else np.asarray(query.embedding, dtype=np.float32)
+
+
+class BestSentenceScorer:
     name = "sentence"
 
-    def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]:
+    def __init__(self, sentence_vectors: Callable[[Sequence[str]], Mapping[str, np.ndarray]]):
+        self._sentence_vectors = sentence_vectors
+
+    def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]:
+        query_vector = query_vector_of(query)
+        vectors = self._sentence_vectors([n.node.node_id for n in nodes])
         scores = []
-        for candidate in request.candidates:
-            vectors = request.sentence_vectors.get(candidate.chunk.id)
-            best = (
-                float(np.max(vectors @ request.query_vector))
-                if vectors is not None and len(vectors)
-                else -1.0
-            )
-            scores.append(best)
-        return _ordered(request.candidates, scores, top_n)
+        for candidate in nodes:
+            found = vectors.get(candidate.node.node_id)
+            usable = query_vector is not None and found is not None and len(found)
+            scores.append(float(np.max(found @ query_vector)) if usable else -1.0)  # type: ignore[operator]
+        return scores
 
 
-class MaxSimReranker:
+class MaxSimScorer:
     """Late interaction over MiniLM token embeddings, with a per-process cache of chunk tokens."""
 
     name = "maxsim"
@@ -91,24 +107,23 @@ class MaxSimReranker:
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
-    def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]:
-        query_tokens = self._token_vectors([request.query])[0]
-        doc_tokens = self._chunk_tokens(request.candidates)
-        scores = [float(np.max(query_tokens @ d.T, axis=1).mean()) for d in doc_tokens]
-        return _ordered(request.candidates, scores, top_n)
+    def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]:
+        query_tokens = self._token_vectors([query.query_str])[0]
+        doc_tokens = self._chunk_tokens(nodes)
+        return [float(np.max(query_tokens @ d.T, axis=1).mean()) for d in doc_tokens]
 
-    def _chunk_tokens(self, candidates: Sequence[ScoredChunk]) -> list[np.ndarray]:
+    def _chunk_tokens(self, nodes: Sequence[NodeWithScore]) -> list[np.ndarray]:
         with self._lock:
-            missing = [c.chunk for c in candidates if c.chunk.id not in self._cache]
+            missing = [n.node for n in nodes if n.node.node_id not in self._cache]
         if missing:
-            computed = self._token_vectors([c.text for c in missing])
+            computed = self._token_vectors([n.get_content() for n in missing])
             with self._lock:
-                for chunk, tokens in zip(missing, computed, strict=True):
-                    self._cache[chunk.id] = tokens.astype(np.float16)
+                for node, tokens in zip(missing, computed, strict=True):
+                    self._cache[node.node_id] = tokens.astype(np.float16)
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         with self._lock:
-            return [self._cache[c.chunk.id].astype(np.float32) for c in candidates]
+            return [self._cache[n.node.node_id].astype(np.float32) for n in nodes]
 
     def _token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
         outputs = self._embedder.model.encode(
@@ -122,7 +137,7 @@ class MaxSimReranker:
         return result
 
 
-class ColbertReranker:
+class ColbertScorer:
     """ColBERT through colbert-ai; only built when a checkpoint exists on this machine."""
 
     name = "colbert"
@@ -137,17 +152,17 @@ class ColbertReranker:
         self._config = config
         self._checkpoint: Any = Checkpoint(checkpoint, colbert_config=config, verbose=0)
 
-    def rerank(self, request: RerankInput, top_n: int) -> list[ScoredChunk]:
+    def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]:
         import torch
         from colbert.modeling.colbert import colbert_score
 
-        texts = [c.chunk.text for c in request.candidates]
+        texts = [n.node.get_content() for n in nodes]
         with torch.inference_mode():
-            query = self._checkpoint.queryFromText([request.query])
+            encoded_query = self._checkpoint.queryFromText([query.query_str])
             ids, attention = self._checkpoint.doc_tokenizer.tensorize(texts)
             docs, mask = self._checkpoint.doc(ids, attention, keep_dims="return_mask")
-            scores = colbert_score(query, docs, mask, config=self._config)
-        return _ordered(request.candidates, scores.tolist(), top_n)
+            scores = colbert_score(encoded_query, docs, mask, config=self._config)
+        return [float(s) for s in scores.tolist()]
 
 
 def find_colbert_checkpoint(configured: str) -> tuple[str | None, str]:

@@ -19,7 +19,8 @@ from bm25s.stopwords import STOPWORDS_EN
 DEFAULT_METHOD = "lucene"
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
-# Numbers keep their separators ("2,427,077", "3.5") so that figures match as written.
+# A number is one token ("2,427,077", "3.5"); thousands separators are dropped so that a figure
+# matches however it is written ("4,585,289" and "4585289").
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 STOPWORDS = frozenset(STOPWORDS_EN)
 BM25S_FOLDER = "bm25s"
@@ -29,7 +30,7 @@ IDS_FILE = "ids.json"
 def tokenize(text: str) -> list[str]:
     """Lower-cased word and number tokens, English stopwords removed, plurals folded."""
     tokens = TOKEN_PATTERN.findall(text.lower())
-    return [stem(token) for token in tokens if token not in STOPWORDS]
+    return [stem(token.replace(",", "")) for token in tokens if token not in STOPWORDS]
 
 
 def stem(token: str) -> str:

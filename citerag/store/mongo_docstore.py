@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from bson.binary import Binary
+from llama_index.core.schema import TextNode
 from pymongo import ASCENDING, MongoClient, ReplaceOne
 from pymongo.errors import PyMongoError
 
 from citerag.errors import BackendUnavailable
+from citerag.nodes import from_record, page_vector_prefix, to_record
 from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
-from citerag.types import Chunk, DocumentRecord
+from citerag.types import DocumentRecord
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
 DOCUMENT_FIELDS = ("doc_id", "name", "collection", "pages", "parser", "status", "created_at")
@@ -58,11 +61,11 @@ class MongoDocStore:
             {"collection": record.collection, "doc_id": record.doc_id}, fields, upsert=True
         )
 
-    def put_chunks(self, collection: str, chunks: Sequence[Chunk]) -> None:
+    def put_chunks(self, collection: str, chunks: Sequence[TextNode]) -> None:
         writes = [
             ReplaceOne(
-                {"collection": collection, "id": c.id},
-                {**c.to_dict(), "collection": collection},
+                {"collection": collection, "id": c.node_id},
+                {**to_record(c), "collection": collection},
                 upsert=True,
             )
             for c in chunks
@@ -111,9 +114,9 @@ class MongoDocStore:
         cursor = self._documents.find(query).sort([("name", ASCENDING), ("doc_id", ASCENDING)])
         return [_record(found) for found in cursor]
 
-    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[TextNode]:
         cursor = self._chunks.find({"collection": collection, "id": {"$in": list(chunk_ids)}})
-        found = {data["id"]: Chunk.from_dict(data) for data in cursor}
+        found = {data["id"]: from_record(data) for data in cursor}
         return [found[i] for i in chunk_ids if i in found]
 
     def get_sentence_vectors(
@@ -127,18 +130,18 @@ class MongoDocStore:
             for data in cursor
         }
 
-    def chunks_of(self, collection: str, doc_id: str) -> list[Chunk]:
+    def chunks_of(self, collection: str, doc_id: str) -> list[TextNode]:
         cursor = self._chunks.find({"collection": collection, "doc_id": doc_id}).sort(
             "chunk_index", ASCENDING
         )
-        return [Chunk.from_dict(data) for data in cursor]
+        return [from_record(data) for data in cursor]
 
-    def ready_chunks(self, collection: str) -> list[Chunk]:
+    def ready_chunks(self, collection: str) -> list[TextNode]:
         ready = sorted(d.doc_id for d in self.list_documents(collection))
         cursor = self._chunks.find({"collection": collection, "doc_id": {"$in": ready}}).sort(
             [("doc_id", ASCENDING), ("chunk_index", ASCENDING)]
         )
-        return [Chunk.from_dict(data) for data in cursor]
+        return [from_record(data) for data in cursor]
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
@@ -149,6 +152,8 @@ class MongoDocStore:
         self._documents.delete_one({"collection": collection, "doc_id": doc_id})
         chunk_ids = self._chunks.distinct("id", {"collection": collection, "doc_id": doc_id})
         self._vectors.delete_many({"collection": collection, "chunk_id": {"$in": chunk_ids}})
+        prefix = re.escape(page_vector_prefix(doc_id))
+        self._vectors.delete_many({"collection": collection, "chunk_id": {"$regex": f"^{prefix}"}})
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
 
     def collections(self) -> list[str]:

@@ -11,8 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from llama_index.core.schema import TextNode
 
-from citerag.types import Chunk, DocumentRecord
+from citerag.nodes import (
+    chunk_index_of,
+    doc_id_of,
+    from_record,
+    page_of,
+    page_vector_prefix,
+    to_record,
+)
+from citerag.types import DocumentRecord
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -98,9 +107,16 @@ class SQLiteDocStore:
                 ),
             )
 
-    def put_chunks(self, collection: str, chunks: Sequence[Chunk]) -> None:
+    def put_chunks(self, collection: str, chunks: Sequence[TextNode]) -> None:
         rows = [
-            (collection, c.id, c.doc_id, c.page, c.chunk_index, json.dumps(c.to_dict()))
+            (
+                collection,
+                c.node_id,
+                doc_id_of(c),
+                page_of(c),
+                chunk_index_of(c),
+                json.dumps(to_record(c)),
+            )
             for c in chunks
         ]
         with self._transaction() as conn:
@@ -155,15 +171,15 @@ class SQLiteDocStore:
         )
         return [_record(row) for row in rows]
 
-    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[Chunk]:
-        found: dict[str, Chunk] = {}
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[TextNode]:
+        found: dict[str, TextNode] = {}
         for batch in _batches(list(dict.fromkeys(chunk_ids))):
             marks = ", ".join("?" * len(batch))
             rows = self._read(
                 f"SELECT id, data FROM chunks WHERE collection = ? AND id IN ({marks})",
                 (collection, *batch),
             )
-            found.update((row[0], Chunk.from_dict(json.loads(row[1]))) for row in rows)
+            found.update((row[0], from_record(json.loads(row[1]))) for row in rows)
         return [found[i] for i in chunk_ids if i in found]
 
     def get_sentence_vectors(
@@ -181,14 +197,14 @@ class SQLiteDocStore:
                 found[chunk_id] = float32_matrix(blob, row_count, dim)
         return found
 
-    def chunks_of(self, collection: str, doc_id: str) -> list[Chunk]:
+    def chunks_of(self, collection: str, doc_id: str) -> list[TextNode]:
         rows = self._read(
             "SELECT data FROM chunks WHERE collection = ? AND doc_id = ? ORDER BY chunk_index",
             (collection, doc_id),
         )
-        return [Chunk.from_dict(json.loads(row[0])) for row in rows]
+        return [from_record(json.loads(row[0])) for row in rows]
 
-    def ready_chunks(self, collection: str) -> list[Chunk]:
+    def ready_chunks(self, collection: str) -> list[TextNode]:
         rows = self._read(
             "SELECT c.data FROM chunks c JOIN documents d"
             " ON d.collection = c.collection AND d.doc_id = c.doc_id"
@@ -196,7 +212,7 @@ class SQLiteDocStore:
             " ORDER BY c.doc_id, c.chunk_index",
             (collection,),
         )
-        return [Chunk.from_dict(json.loads(row[0])) for row in rows]
+        return [from_record(json.loads(row[0])) for row in rows]
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         rows = self._read(
@@ -211,6 +227,10 @@ class SQLiteDocStore:
                 "DELETE FROM sentence_vectors WHERE collection = ? AND chunk_id IN"
                 " (SELECT id FROM chunks WHERE collection = ? AND doc_id = ?)",
                 (collection, collection, doc_id),
+            )
+            conn.execute(
+                "DELETE FROM sentence_vectors WHERE collection = ? AND chunk_id LIKE ?",
+                (collection, page_vector_prefix(doc_id) + "%"),
             )
             conn.execute(
                 "DELETE FROM chunks WHERE collection = ? AND doc_id = ?", (collection, doc_id)

@@ -1,0 +1,172 @@
+"""Chunks are LlamaIndex `TextNode`s; this module names their metadata and reads it typed.
+
+A chunk node's `text` is a window of one page's text, `start_char_idx`/`end_char_idx` its
+offsets in that page text. Metadata carries the document, page, section, block type, label,
+boxes, sentence spans and (for table rows) the table's context: its statement title, period
+and unit. Keys that are noise for an embedding or an LLM are excluded from their text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.schema import (
+    BaseNode,
+    NodeRelationship,
+    RelatedNodeInfo,
+    TextNode,
+)
+
+from citerag.types import BBox
+
+DOC_ID = "doc_id"
+DOC_NAME = "doc_name"
+PAGE = "page"
+CHUNK_INDEX = "chunk_index"
+SECTION = "section"
+BLOCK_TYPE = "block_type"
+LABEL = "label"
+BOXES = "boxes"
+SENTENCES = "sentences"
+TABLE_CONTEXT = "table_context"
+HIGHLIGHTS = "highlights"
+
+_BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL]
+EXCLUDED_FROM_EMBED = [*_BOOKKEEPING, DOC_NAME, PAGE]
+EXCLUDED_FROM_LLM = list(_BOOKKEEPING)
+
+
+def chunk_node(
+    *,
+    node_id: str,
+    doc_id: str,
+    doc_name: str,
+    page: int,
+    chunk_index: int,
+    text: str,
+    start: int,
+    section: str = "",
+    block_type: str = "text",
+    label: str = "",
+    boxes: Sequence[BBox] = (),
+    sentences: Sequence[tuple[int, int]] = (),
+    table_context: str = "",
+) -> TextNode:
+    metadata: dict[str, Any] = {
+        DOC_ID: doc_id,
+        DOC_NAME: doc_name,
+        PAGE: page,
+        CHUNK_INDEX: chunk_index,
+        SECTION: section,
+        BLOCK_TYPE: block_type,
+        LABEL: label,
+        BOXES: [box.to_dict() for box in boxes],
+        SENTENCES: [[a, b] for a, b in sentences],
+    }
+    if table_context:
+        metadata[TABLE_CONTEXT] = table_context
+    node = TextNode(
+        id_=node_id,
+        text=text,
+        start_char_idx=start,
+        end_char_idx=start + len(text),
+        metadata=metadata,
+        excluded_embed_metadata_keys=list(EXCLUDED_FROM_EMBED),
+        excluded_llm_metadata_keys=list(EXCLUDED_FROM_LLM),
+    )
+    node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc_id)
+    return node
+
+
+def link_neighbours(nodes: Sequence[TextNode]) -> None:
+    """PREV/NEXT relationships in reading order."""
+    for previous, following in zip(nodes, nodes[1:], strict=False):
+        previous.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(node_id=following.node_id)
+        following.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(
+            node_id=previous.node_id
+        )
+
+
+def page_vector_key(doc_id: str, page: int) -> str:
+    """Where a page's head vector is kept (beside the sentence vectors of its chunks)."""
+    return f"{page_vector_prefix(doc_id)}{page:05d}"
+
+
+def page_vector_prefix(doc_id: str) -> str:
+    return f"{doc_id[:16]}-page"
+
+
+def doc_id_of(node: BaseNode) -> str:
+    return str(node.metadata[DOC_ID])
+
+
+def doc_name_of(node: BaseNode) -> str:
+    return str(node.metadata.get(DOC_NAME, ""))
+
+
+def page_of(node: BaseNode) -> int:
+    return int(node.metadata[PAGE])
+
+
+def chunk_index_of(node: BaseNode) -> int:
+    return int(node.metadata.get(CHUNK_INDEX, 0))
+
+
+def section_of(node: BaseNode) -> str:
+    return str(node.metadata.get(SECTION, ""))
+
+
+def block_type_of(node: BaseNode) -> str:
+    return str(node.metadata.get(BLOCK_TYPE, "text"))
+
+
+def label_of(node: BaseNode) -> str:
+    return str(node.metadata.get(LABEL, ""))
+
+
+def table_context_of(node: BaseNode) -> str:
+    return str(node.metadata.get(TABLE_CONTEXT, ""))
+
+
+def boxes_of(node: BaseNode) -> list[BBox]:
+    return [BBox(**box) for box in node.metadata.get(BOXES, [])]
+
+
+def sentences_of(node: BaseNode) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in node.metadata.get(SENTENCES, [])]
+
+
+def text_of(node: BaseNode) -> str:
+    return node.get_content()
+
+
+def start_of(node: TextNode) -> int:
+    return int(node.start_char_idx or 0)
+
+
+def neighbour_id(node: BaseNode, relation: NodeRelationship) -> str | None:
+    related = node.relationships.get(relation)
+    return related.node_id if isinstance(related, RelatedNodeInfo) else None
+
+
+def keyword_text(node: BaseNode) -> str:
+    """What BM25 indexes: the section title, the table's context and the text itself."""
+    parts = (section_of(node), table_context_of(node), text_of(node))
+    return "\n".join(part for part in parts if part)
+
+
+def to_record(node: TextNode) -> dict[str, Any]:
+    """A JSON-safe record for a docstore: flat keys for its indexes, the node as LlamaIndex
+    serialises it."""
+    return {
+        "id": node.node_id,
+        DOC_ID: doc_id_of(node),
+        PAGE: page_of(node),
+        CHUNK_INDEX: chunk_index_of(node),
+        "node": node.to_dict(),
+    }
+
+
+def from_record(record: dict[str, Any]) -> TextNode:
+    return TextNode.from_dict(record["node"])

@@ -1,0 +1,108 @@
+"""LlamaIndex `MetadataFilters` applied to chunk places, and pushed down to Milvus where they can.
+
+Milvus takes what it filters fast (page range, document ids); every filter is also checked on
+the candidates, so a filter that cannot be pushed down still holds.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
+
+from citerag.errors import InputError
+from citerag.nodes import DOC_ID, PAGE
+from citerag.store.base import PageRange
+
+FILTERABLE = ("doc_id", "doc_name", "page", "section", "block_type", "label")
+
+_COMPARE: dict[FilterOperator, Callable[[Any, Any], bool]] = {
+    FilterOperator.EQ: operator.eq,
+    FilterOperator.NE: operator.ne,
+    FilterOperator.GT: operator.gt,
+    FilterOperator.GTE: operator.ge,
+    FilterOperator.LT: operator.lt,
+    FilterOperator.LTE: operator.le,
+    FilterOperator.IN: lambda value, allowed: value in allowed,
+    FilterOperator.NIN: lambda value, allowed: value not in allowed,
+    FilterOperator.TEXT_MATCH: lambda value, text: str(text).lower() in str(value).lower(),
+}
+
+
+def page_filters(first: int, last: int, doc_id: str | None = None) -> MetadataFilters:
+    """Pages first..last (1-based, inclusive), optionally of one document."""
+    items: list[MetadataFilter | MetadataFilters] = [
+        MetadataFilter(key=PAGE, value=first, operator=FilterOperator.GTE),
+        MetadataFilter(key=PAGE, value=last, operator=FilterOperator.LTE),
+    ]
+    if doc_id:
+        items.append(MetadataFilter(key=DOC_ID, value=doc_id, operator=FilterOperator.EQ))
+    return MetadataFilters(filters=items, condition=FilterCondition.AND)
+
+
+def check_filters(filters: MetadataFilters | None) -> None:
+    for item in _leaves(filters):
+        if item.key not in FILTERABLE:
+            raise InputError(
+                f"Cannot filter on {item.key!r}; filter on one of {', '.join(FILTERABLE)}."
+            )
+        if item.operator not in _COMPARE:
+            raise InputError(f"Filter operator {item.operator.value!r} is not supported here.")
+
+
+def matches(metadata: Mapping[str, Any], filters: MetadataFilters | None) -> bool:
+    if filters is None or not filters.filters:
+        return True
+    results = (
+        matches(metadata, item) if isinstance(item, MetadataFilters) else _holds(metadata, item)
+        for item in filters.filters
+    )
+    if filters.condition == FilterCondition.OR:
+        return any(results)
+    if filters.condition == FilterCondition.NOT:
+        return not any(results)
+    return all(results)
+
+
+def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[str] | None]:
+    """The page range and document ids that every match must satisfy (top-level AND only)."""
+    if filters is None or filters.condition not in (None, FilterCondition.AND):
+        return None, None
+    first, last, doc_ids = 1, 10**9, None
+    for item in filters.filters:
+        if not isinstance(item, MetadataFilter):
+            continue
+        if item.key == PAGE and item.operator in (FilterOperator.GTE, FilterOperator.GT):
+            first = max(first, int(item.value) + (item.operator == FilterOperator.GT))  # type: ignore[arg-type]
+        elif item.key == PAGE and item.operator in (FilterOperator.LTE, FilterOperator.LT):
+            last = min(last, int(item.value) - (item.operator == FilterOperator.LT))  # type: ignore[arg-type]
+        elif item.key == PAGE and item.operator == FilterOperator.EQ:
+            first, last = max(first, int(item.value)), min(last, int(item.value))  # type: ignore[arg-type]
+        elif item.key == DOC_ID and item.operator == FilterOperator.EQ:
+            doc_ids = [str(item.value)]
+        elif item.key == DOC_ID and item.operator == FilterOperator.IN:
+            doc_ids = [str(v) for v in item.value]  # type: ignore[union-attr]
+    page_range = None if (first, last) == (1, 10**9) else PageRange(first, last)
+    return page_range, doc_ids
+
+
+def _holds(metadata: Mapping[str, Any], item: MetadataFilter) -> bool:
+    if item.key not in metadata:
+        return False
+    return bool(_COMPARE[item.operator](metadata[item.key], item.value))
+
+
+def _leaves(filters: MetadataFilters | None) -> list[MetadataFilter]:
+    if filters is None:
+        return []
+    leaves: list[MetadataFilter] = []
+    for item in filters.filters:
+        leaves.extend(_leaves(item) if isinstance(item, MetadataFilters) else [item])
+    return leaves
