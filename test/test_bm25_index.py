@@ -170,8 +170,12 @@ def test_saving_again_replaces_the_old_index_and_leaves_no_temporary_folder(
 
 def test_tokenize_lowercases_drops_stopwords_and_folds_plurals() -> None:
     assert tokenize("The Revenues of the Companies grew 2,427,077") == [
-        "revenue", "company", "grew", "2,427,077"
+        "revenue", "company", "grew", "2427077"
     ]
+
+
+def test_a_number_is_one_token_however_its_thousands_are_written() -> None:
+    assert tokenize("4,585,289 and 4585289 and 3.5") == ["4585289", "4585289", "3.5"]
 
 
 def test_unknown_method_is_refused() -> None:

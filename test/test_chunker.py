@@ -1,6 +1,18 @@
 from __future__ import annotations
 
+from llama_index.core.schema import NodeRelationship
+
 from citerag.chunk.chunker import chunk_document
+from citerag.nodes import (
+    block_type_of,
+    chunk_index_of,
+    label_of,
+    neighbour_id,
+    page_of,
+    section_of,
+    sentences_of,
+    start_of,
+)
 from citerag.types import BBox, Block, Page, ParsedDocument
 
 BOX = BBox(10, 10, 200, 40)
@@ -40,44 +52,51 @@ def make_doc() -> ParsedDocument:
 def test_chunks_round_trip_to_page_text_and_stay_on_their_page() -> None:
     doc = make_doc()
     chunks = chunk_document(doc, chunk_size=40, chunk_overlap=10, count_tokens=words)
-    assert {c.page for c in chunks} == {1, 2, 3}
+    assert {page_of(c) for c in chunks} == {1, 2, 3}
     for chunk in chunks:
-        page_text = doc.pages[chunk.page - 1].text
-        assert page_text[chunk.start : chunk.end] == chunk.text
-        for a, b in chunk.sentences:
+        page_text = doc.pages[page_of(chunk) - 1].text
+        assert page_text[start_of(chunk) : chunk.end_char_idx] == chunk.text
+        for a, b in sentences_of(chunk):
             assert chunk.text[a:b].strip() == chunk.text[a:b] != ""
 
 
 def test_chunks_respect_size_and_overlap_whole_sentences() -> None:
     doc = make_doc()
-    chunks = [c for c in chunk_document(doc, 40, 10, count_tokens=words) if c.page == 1]
+    chunks = [c for c in chunk_document(doc, 40, 10, count_tokens=words) if page_of(c) == 1]
     assert len(chunks) > 3
     for chunk in chunks:
         assert words(chunk.text) <= 40
         assert chunk.text.rstrip().endswith((".", "Introduction"))
     for previous, following in zip(chunks, chunks[1:], strict=False):
-        assert following.start < previous.end, "consecutive chunks should overlap"
-        overlap = doc.pages[0].text[following.start : previous.end]
+        assert previous.end_char_idx is not None
+        assert start_of(following) < previous.end_char_idx, "consecutive chunks should overlap"
+        overlap = doc.pages[0].text[start_of(following) : previous.end_char_idx]
         assert 0 < words(overlap) <= 10
 
 
 def test_sections_neighbours_and_ids() -> None:
     chunks = chunk_document(make_doc(), 40, 10, count_tokens=words)
-    assert chunks[0].section == "1 Introduction"
-    assert all(c.section == "2 Results" for c in chunks if c.page in (2, 3))
-    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
-    assert len({c.id for c in chunks}) == len(chunks)
-    assert chunks[0].prev_id is None and chunks[-1].next_id is None
+    previous_of = NodeRelationship.PREVIOUS
+    next_of = NodeRelationship.NEXT
+    assert section_of(chunks[0]) == "1 Introduction"
+    assert all(section_of(c) == "2 Results" for c in chunks if page_of(c) in (2, 3))
+    assert [chunk_index_of(c) for c in chunks] == list(range(len(chunks)))
+    assert len({c.node_id for c in chunks}) == len(chunks)
+    assert neighbour_id(chunks[0], previous_of) is None
+    assert neighbour_id(chunks[-1], next_of) is None
     for previous, following in zip(chunks, chunks[1:], strict=False):
-        assert previous.next_id == following.id and following.prev_id == previous.id
+        assert neighbour_id(previous, next_of) == following.node_id
+        assert neighbour_id(following, previous_of) == previous.node_id
 
 
 def test_tables_split_between_rows_and_keep_their_type_and_label() -> None:
-    chunks = [c for c in chunk_document(make_doc(), 40, 0, count_tokens=words) if c.page == 2]
+    chunks = [
+        c for c in chunk_document(make_doc(), 40, 0, count_tokens=words) if page_of(c) == 2
+    ]
     assert len(chunks) > 1
     for chunk in chunks:
-        assert chunk.block_type == "table"
-        assert chunk.label == "1"
+        assert block_type_of(chunk) == "table"
+        assert label_of(chunk) == "1"
         for line in chunk.text.splitlines():
             if line.startswith("| Row"):
                 assert line.count("|") == 4, f"a table row was cut: {line!r}"

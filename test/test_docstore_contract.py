@@ -10,14 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.errors import BackendUnavailable
+from citerag.nodes import boxes_of, chunk_node, neighbour_id
 from citerag.settings import Settings
 from citerag.store.base import DocStore
 from citerag.store.factory import open_docstore
 from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
-from citerag.types import BBox, Chunk, DocumentRecord
+from citerag.types import BBox, DocumentRecord
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -48,28 +50,34 @@ def record(doc_id: str, name: str = "report.pdf", collection: str = "main") -> D
     )
 
 
-def chunk(doc_id: str, index: int, page: int = 1) -> Chunk:
+def chunk(doc_id: str, index: int, page: int = 1) -> TextNode:
     text = f"Revenue grew {index}% in the quarter. Costs fell sharply."
-    return Chunk(
-        id=f"{doc_id}-c{index}",
+    node = chunk_node(
+        node_id=f"{doc_id}-c{index}",
         doc_id=doc_id,
         doc_name=f"{doc_id}.pdf",
         page=page,
         chunk_index=index,
         text=text,
         start=100 * index,
-        end=100 * index + len(text),
         section="2 Results > 2.1 Revenue",
         block_type="table" if index % 2 else "text",
         label="3" if index % 2 else "",
-        prev_id=f"{doc_id}-c{index - 1}" if index else None,
-        next_id=f"{doc_id}-c{index + 1}",
         boxes=[BBox(10.0, 20.5, 300.25, 40.0), BBox(10.0, 42.0, 120.0, 60.75)],
         sentences=[(0, 36), (37, len(text))],
+        table_context="Revenue by quarter | 2024" if index % 2 else "",
     )
+    if index:
+        node.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(
+            node_id=f"{doc_id}-c{index - 1}"
+        )
+    node.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(node_id=f"{doc_id}-c{index + 1}")
+    return node
 
 
-def ingest(store: DocStore, doc_id: str, n_chunks: int, collection: str = "main") -> list[Chunk]:
+def ingest(
+    store: DocStore, doc_id: str, n_chunks: int, collection: str = "main"
+) -> list[TextNode]:
     chunks = [chunk(doc_id, i) for i in range(n_chunks)]
     store.put_document(record(doc_id, name=f"{doc_id}.pdf", collection=collection))
     store.put_chunks(collection, chunks)
@@ -93,7 +101,7 @@ def test_pending_documents_are_hidden_until_marked_ready(store: DocStore) -> Non
     store.mark_ready("main", "d1")
     listed = store.list_documents("main")
     assert [(d.doc_id, d.status) for d in listed] == [("d1", "ready")]
-    assert [c.id for c in store.ready_chunks("main")] == ["d1-c0"]
+    assert [c.node_id for c in store.ready_chunks("main")] == ["d1-c0"]
 
 
 def test_find_by_name_returns_every_version_of_a_file(store: DocStore) -> None:
@@ -106,16 +114,18 @@ def test_find_by_name_returns_every_version_of_a_file(store: DocStore) -> None:
 
 def test_chunks_round_trip_with_boxes_and_sentences(store: DocStore) -> None:
     chunks = ingest(store, "d1", 3)
-    assert store.get_chunks("main", [c.id for c in chunks]) == chunks
+    assert store.get_chunks("main", [c.node_id for c in chunks]) == chunks
     assert store.chunks_of("main", "d1") == chunks
-    assert store.get_chunks("main", ["d1-c1"])[0].boxes[1] == BBox(10.0, 42.0, 120.0, 60.75)
-    assert store.get_chunks("main", ["d1-c0"])[0].prev_id is None
+    assert boxes_of(store.get_chunks("main", ["d1-c1"])[0])[1] == BBox(10.0, 42.0, 120.0, 60.75)
+    first = store.get_chunks("main", ["d1-c0"])[0]
+    assert neighbour_id(first, NodeRelationship.PREVIOUS) is None
+    assert neighbour_id(first, NodeRelationship.NEXT) == "d1-c1"
 
 
 def test_get_chunks_keeps_the_order_asked_and_skips_unknown_ids(store: DocStore) -> None:
     ingest(store, "d1", 4)
     got = store.get_chunks("main", ["d1-c3", "nope", "d1-c0", "d1-c2"])
-    assert [c.id for c in got] == ["d1-c3", "d1-c0", "d1-c2"]
+    assert [c.node_id for c in got] == ["d1-c3", "d1-c0", "d1-c2"]
     assert store.get_chunks("main", []) == []
 
 
@@ -126,7 +136,7 @@ def test_ready_chunks_are_ordered_by_document_then_position(store: DocStore) -> 
     store.put_document(record("a"))
     store.put_chunks("main", [chunk("a", i) for i in (1, 0)])
     store.mark_ready("main", "a")
-    ids = [c.id for c in store.ready_chunks("main")]
+    ids = [c.node_id for c in store.ready_chunks("main")]
     assert ids == ["a-c0", "a-c1", "b-c0", "b-c1", "b-c2"]
 
 
@@ -159,12 +169,12 @@ def test_count_chunks_counts_one_document(store: DocStore) -> None:
 def test_delete_document_removes_record_chunks_and_vectors(store: DocStore) -> None:
     chunks = ingest(store, "d1", 3)
     ingest(store, "d2", 2)
-    store.put_sentence_vectors("main", {c.id: np.ones((2, 8), np.float32) for c in chunks})
+    store.put_sentence_vectors("main", {c.node_id: np.ones((2, 8), np.float32) for c in chunks})
     store.delete_document("main", "d1")
     assert store.get_document("main", "d1") is None
     assert store.count_chunks("main", "d1") == 0
-    assert store.get_chunks("main", [c.id for c in chunks]) == []
-    assert store.get_sentence_vectors("main", [c.id for c in chunks]) == {}
+    assert store.get_chunks("main", [c.node_id for c in chunks]) == []
+    assert store.get_sentence_vectors("main", [c.node_id for c in chunks]) == {}
     assert [d.doc_id for d in store.list_documents("main")] == ["d2"]
     assert store.count_chunks("main", "d2") == 2
 
@@ -219,7 +229,7 @@ def test_sqlite_store_keeps_data_after_reopening(tmp_path: Path) -> None:
     chunks = ingest(first, "d1", 2)
     first.close()
     reopened = SQLiteDocStore(path)
-    assert reopened.get_chunks("main", [c.id for c in chunks]) == chunks
+    assert reopened.get_chunks("main", [c.node_id for c in chunks]) == chunks
     assert reopened.get_document("main", "d1") is not None
     reopened.close()
 

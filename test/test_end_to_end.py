@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -11,7 +12,16 @@ import pymupdf
 import pytest
 from helpers import DEMO_PDF, shared_eval_file
 
+import config
 import main
+from citerag.chunk.chunker import chunk_document
+from citerag.embed.embedder import Embedder
+from citerag.engine import Engine
+from citerag.parse.select import parse_document
+from citerag.settings import Settings
+from citerag.store.bm25_index import BM25Index
+from citerag.store.factory import open_docstore, open_vector_index
+from mineru_wrapper import DEFAULT_ENV_DIR, mineru_available
 
 pytestmark = pytest.mark.slow
 CITATION = re.compile(r"\[(\d+)\]")
@@ -66,8 +76,11 @@ def test_configured_demo_run_prints_cited_answers(
 
 
 def test_ingest_and_query_paul_graham_contract(
-    storage: Path, capsys: pytest.CaptureFixture[str]
+    storage: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A reranker is named: the measured default ("auto" without a ColBERT checkpoint) is "none",
+    # and this test checks that a reranked answer says so and keeps the IBM 1401 passage high.
+    monkeypatch.setenv("RAG_RERANKER", "maxsim")
     pdf = shared_eval_file("paul_graham", "paul_graham_essay.pdf")
     code, out, err = run(capsys, "ingest", str(pdf), "--collection", "pg")
     assert code == 0, err
@@ -111,6 +124,108 @@ def test_second_ingest_changes_no_count(storage: Path, capsys: pytest.CaptureFix
     pg = [d for d in after if d["collection"] == "pg"]
     assert len(pg) == 1 and pg[0]["pages"] == 28
     assert pg[0]["chunksInMilvus"] == pg[0]["chunksInDocstore"] > 0
+
+
+@pytest.mark.parametrize("change", ["chunk_size", "parser"])
+def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    change: str,
+) -> None:
+    """Documents were keyed by their bytes alone: after a change of chunk_size or parser the
+    same PDF was "skipped" and kept its old chunks. Now the new chunks replace the old ones."""
+    storage_dir = tmp_path / "storage"
+    monkeypatch.setenv("RAG_STORAGE_DIR", str(storage_dir))
+    collection = "reshaped"
+    code, out, err = run(capsys, "ingest", str(DEMO_PDF), "--collection", collection)
+    assert code == 0 and f"{DEMO_PDF.name}: ingested" in out, err
+    [before] = [d for d in listing(capsys) if d["collection"] == collection]
+    assert before["chunksInMilvus"] == before["chunksInDocstore"] > 0
+
+    settings = dict(config.DEFAULT_RAG_SETTINGS)
+    if change == "chunk_size":
+        monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_size", 96)
+        monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_overlap", 16)
+        settings.update(chunk_size=96, chunk_overlap=16)
+    else:
+        assert settings["parser"] == "pymupdf"
+        monkeypatch.setenv("RAG_PARSER", "mineru")
+        monkeypatch.setenv("MINERU_TIER", "flash")
+        settings.update(parser="mineru", mineru_tier="flash")
+    code, out, err = run(capsys, "ingest", str(DEMO_PDF), "--collection", collection)
+    assert code == 0, err
+    assert "skipped" not in out and f"{DEMO_PDF.name}: replaced" in out, out
+
+    # The chunk count the new settings give, computed apart from ingestion (the parse is cached).
+    reshaped = Settings(storage_dir=storage_dir, **settings)
+    sha256 = hashlib.sha256(DEMO_PDF.read_bytes()).hexdigest()
+    parsed = parse_document(
+        DEMO_PDF, sha256, reshaped.parser, reshaped.parse_cache_dir, reshaped.mineru_tier
+    )
+    expected = len(chunk_document(parsed, reshaped.chunk_size, reshaped.chunk_overlap))
+
+    [after] = [d for d in listing(capsys) if d["collection"] == collection]
+    assert after["docId"] != before["docId"]
+    assert after["chunksInMilvus"] == after["chunksInDocstore"] == expected
+    assert f"{expected} chunks" in out
+    if change == "chunk_size":
+        assert expected > before["chunksInDocstore"], "smaller chunks should be more chunks"
+    else:  # MinerU's parse where its environment exists, else PyMuPDF's (with a warning)
+        assert before["parser"] == "pymupdf"
+        assert after["parser"] == ("mineru" if mineru_available(DEFAULT_ENV_DIR) else "pymupdf")
+
+    docstore = open_docstore(reshaped)
+    vectors = open_vector_index(reshaped)
+    try:
+        assert [d.doc_id for d in docstore.list_documents(collection, True)] == [after["docId"]]
+        assert docstore.count_chunks(collection, before["docId"]) == 0
+        assert docstore.get_sentence_vectors(collection, [f"{before['docId'][:16]}-00000"]) == {}
+        assert vectors.count(collection, before["docId"]) == 0
+        assert vectors.ids_of(collection, before["docId"]) == []
+        assert vectors.count(collection) == expected
+        new_ids = {c.node_id for c in docstore.ready_chunks(collection)}
+        assert len(new_ids) == expected
+        assert all(i.startswith(after["docId"][:16]) for i in new_ids)
+    finally:
+        vectors.close()
+        docstore.close()
+    assert len(BM25Index.load(storage_dir / "bm25" / collection)) == expected
+
+    code, out, err = run(
+        capsys, "query", "Which parser was chosen?", "--collection", collection, "--json"
+    )
+    assert code == 0, err
+    sources = json.loads(out)["sources"]
+    assert sources and {s["id"] for s in sources} <= new_ids
+
+
+def test_a_failed_reingest_under_other_settings_keeps_the_older_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older version goes only once the new one is ready."""
+    settings = Settings(storage_dir=tmp_path / "storage")
+    embedder = Embedder()
+    engine = Engine(settings, embedder=embedder)
+    try:
+        first = engine.ingest(DEMO_PDF, "kept")
+    finally:
+        engine.close()
+    engine = Engine(settings.with_overrides(chunk_size=96, chunk_overlap=16), embedder=embedder)
+    try:
+
+        def fail(*_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("vector index down")
+
+        monkeypatch.setattr(engine.vectors, "insert", fail)
+        with pytest.raises(RuntimeError, match="vector index down"):
+            engine.ingest(DEMO_PDF, "kept")
+        [summary] = engine.list_documents(["kept"])
+        assert summary.doc_id == first.doc_id
+        assert summary.chunks_in_docstore == summary.chunks_in_milvus == first.chunks
+        assert [d.doc_id for d in engine.docstore.list_documents("kept", True)] == [first.doc_id]
+    finally:
+        engine.close()
 
 
 def test_page_range_filter_and_question_file(

@@ -7,11 +7,13 @@ import time
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llama_index.core.schema import NodeWithScore, TextNode
 
-from citerag.answer.contract import AnswerMetadata, AnswerResult, build_sources
+from citerag.answer.contract import AnswerMetadata, AnswerResult, sources_from_nodes
 from citerag.answer.highlights import select_highlights
 from citerag.chunk.sentences import sentence_spans
-from citerag.types import BBox, Chunk, Highlight, ScoredChunk
+from citerag.nodes import HIGHLIGHTS, chunk_node
+from citerag.types import BBox, Highlight
 
 WORDS = st.sampled_from(["revenue", "grew", "Netflix", "é", "ümlaut", "the", "2020", "日本", "."])
 
@@ -124,18 +126,29 @@ def test_ten_sources_with_vectors_take_under_two_ms_each() -> None:
     assert (time.perf_counter() - started) / 100 < 0.002
 
 
+def _highlight_entry(highlight: Highlight) -> dict[str, object]:
+    return {"text": highlight.text, "startOffset": highlight.startOffset,
+            "endOffset": highlight.endOffset}
+
+
 def test_contract_sources_keep_only_highlights_that_round_trip() -> None:
-    chunk = Chunk(id="n1", doc_id="d", doc_name="x.pdf", page=4, chunk_index=0, text=CONTENT,
-                  start=0, end=len(CONTENT), section="Overview",
-                  boxes=[BBox(1.0, 2.0, 3.0, 4.0)])
+    def node(highlights: list[Highlight]) -> TextNode:
+        chunk = chunk_node(node_id="n1", doc_id="d", doc_name="x.pdf", page=4, chunk_index=0,
+                           text=CONTENT, start=0, section="Overview",
+                           boxes=[BBox(1.0, 2.0, 3.0, 4.0)])
+        chunk.metadata[HIGHLIGHTS] = [_highlight_entry(h) for h in highlights]
+        return chunk
+
     good = select_highlights("streaming revenue 2020", CONTENT, [], None, None)[0].highlight
     stale = Highlight(text="Netflix", startOffset=5, endOffset=12)
-    sources = build_sources([ScoredChunk(chunk, 0.75), ScoredChunk(chunk, 0.5)],
-                            [[good, stale], []])
+    sources = sources_from_nodes([NodeWithScore(node=node([good, stale]), score=0.75),
+                                  NodeWithScore(node=node([]), score=0.5)])
     result = AnswerResult("Revenue rose [1].", sources, AnswerMetadata(model="extractive"))
     data = result.to_dict()
     first = data["sources"][0]
     assert [s["citationNumber"] for s in data["sources"]] == [1, 2]
+    assert [s["score"] for s in data["sources"]] == [0.75, 0.5]
+    assert data["sources"][1]["highlights"] == []
     assert first["highlights"] == [
         {"text": good.text, "startOffset": good.startOffset, "endOffset": good.endOffset}
     ]

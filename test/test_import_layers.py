@@ -1,0 +1,154 @@
+"""The package never reaches up into the project's top-level files, and has no empty shells.
+
+`config.py`, `main.py` and the other top-level files build on `citerag`; if `citerag` imported
+them, a LlamaIndex app importing the package would pull in the CLI and the user's config.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import PROJECT_DIR
+
+import citerag
+
+PACKAGE_DIR = PROJECT_DIR / "citerag"
+TOP_LEVEL = frozenset(
+    {"config", "queries", "rag_factory", "mineru_wrapper", "extraction_schemas", "main"}
+)
+
+
+def package_modules() -> list[Path]:
+    return sorted(PACKAGE_DIR.rglob("*.py"))
+
+
+def imported_top_names(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level module name) of every absolute import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def test_the_scan_sees_the_whole_package() -> None:
+    names = {p.relative_to(PACKAGE_DIR).as_posix() for p in package_modules()}
+    assert {"engine.py", "query/factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
+
+
+# citerag/parse/select.py imports mineru_wrapper (a top-level file) inside parse_document and
+# _parse_with_mineru when the parser is "mineru": the package reaches up into the project.
+KNOWN_VIOLATIONS = {"citerag/parse/select.py"}
+
+
+def top_level_imports() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in package_modules():
+        for line, name in imported_top_names(path):
+            if name in TOP_LEVEL:
+                where = path.relative_to(PROJECT_DIR).as_posix()
+                found.setdefault(where, []).append(f"{where}:{line} imports {name}")
+    return found
+
+
+def test_no_other_package_module_imports_a_top_level_file() -> None:
+    offending = [
+        line
+        for where, lines in top_level_imports().items()
+        if where not in KNOWN_VIOLATIONS
+        for line in lines
+    ]
+    assert not offending, "citerag must not import the top-level files:\n" + "\n".join(offending)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="citerag/parse/select.py:33 and :66 import mineru_wrapper (a top-level file)",
+)
+def test_no_package_module_imports_a_top_level_file() -> None:
+    offending = [line for lines in top_level_imports().values() for line in lines]
+    assert not offending, "citerag must not import the top-level files:\n" + "\n".join(offending)
+
+
+def test_the_scan_catches_a_top_level_import(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import os\nfrom config import X\nimport main.sub as m\nfrom . import y\n")
+    assert [name for _, name in imported_top_names(sample) if name in TOP_LEVEL] == [
+        "config",
+        "main",
+    ]
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch, pymilvus and llama_index: seconds
+def test_importing_every_package_module_loads_no_top_level_file() -> None:
+    script = f"""
+import importlib, json, pkgutil, sys
+import citerag
+names = [m.name for m in pkgutil.walk_packages(citerag.__path__, "citerag.")]
+for name in names:
+    importlib.import_module(name)
+loaded = sorted(set(sys.modules) & set({sorted(TOP_LEVEL)!r}))
+print(json.dumps({{"imported": names, "loaded": loaded}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "citerag.engine" in report["imported"]
+    assert "citerag.query.factory" in report["imported"]
+    assert report["loaded"] == []
+
+
+def sub_packages() -> list[str]:
+    return [m.name for m in pkgutil.walk_packages(citerag.__path__, "citerag.") if m.ispkg]
+
+
+def has_code(init: Path) -> bool:
+    """True when the __init__.py holds more than a docstring (or nothing)."""
+    body = ast.parse(init.read_text(encoding="utf-8")).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body)
+
+
+# Found empty when this test was written (empty __init__.py, no module): strict xfail, so the
+# mark must go once they are removed or filled.
+EMPTY_PLACEHOLDERS = {"citerag.serve", "citerag.tree"}
+
+
+def package_params() -> list[object]:
+    return [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                strict=True, reason=f"{name} is an empty placeholder package: remove or fill it"
+            ),
+        )
+        if name in EMPTY_PLACEHOLDERS
+        else name
+        for name in sub_packages()
+    ]
+
+
+@pytest.mark.parametrize("package", package_params())
+def test_no_sub_package_is_an_empty_placeholder(package: str) -> None:
+    folder = PACKAGE_DIR.joinpath(*package.split(".")[1:])
+    others = [p for p in folder.iterdir() if p.suffix == ".py" and p.name != "__init__.py"]
+    subfolders = [p for p in folder.iterdir() if (p / "__init__.py").is_file()]
+    assert has_code(folder / "__init__.py") or others or subfolders, (
+        f"{package} is an empty placeholder: remove it or give it code"
+    )
