@@ -45,11 +45,6 @@ def test_the_scan_sees_the_whole_package() -> None:
     assert {"engine.py", "query/factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
 
 
-# citerag/parse/select.py imports mineru_wrapper (a top-level file) inside parse_document and
-# _parse_with_mineru when the parser is "mineru": the package reaches up into the project.
-KNOWN_VIOLATIONS = {"citerag/parse/select.py"}
-
-
 def top_level_imports() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in package_modules():
@@ -60,20 +55,6 @@ def top_level_imports() -> dict[str, list[str]]:
     return found
 
 
-def test_no_other_package_module_imports_a_top_level_file() -> None:
-    offending = [
-        line
-        for where, lines in top_level_imports().items()
-        if where not in KNOWN_VIOLATIONS
-        for line in lines
-    ]
-    assert not offending, "citerag must not import the top-level files:\n" + "\n".join(offending)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="citerag/parse/select.py:33 and :66 import mineru_wrapper (a top-level file)",
-)
 def test_no_package_module_imports_a_top_level_file() -> None:
     offending = [line for lines in top_level_imports().values() for line in lines]
     assert not offending, "citerag must not import the top-level files:\n" + "\n".join(offending)

@@ -92,7 +92,7 @@ def test_a_tier_mineru_does_not_have_is_a_config_error_not_a_fallback(tmp_path: 
 
 
 def _mineru_that_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
-    import mineru_wrapper
+    import citerag.parse.mineru as mineru_wrapper
 
     def parse(self: object, path: Path, doc_id: str) -> ParsedDocument:
         raise error

@@ -30,7 +30,7 @@ def parse_document(
     if parser not in ("pymupdf", "mineru"):
         raise ConfigError(f"parser is {parser!r}; choose 'pymupdf' or 'mineru' in config.py.")
     if parser == "mineru":
-        from mineru_wrapper import check_tier
+        from citerag.parse.mineru import check_tier
 
         check_tier(mineru_tier)
     tier = mineru_tier if parser == "mineru" else ""
@@ -63,7 +63,7 @@ def _parse_with_mineru(
     A tier whose model weights are absent raises ModelUnavailable: the configured tier cannot
     run on this machine, and a PyMuPDF parse in its place would hide that from the user.
     """
-    from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available
+    from citerag.parse.mineru import DEFAULT_ENV_DIR, MineruParser, mineru_available
 
     env = env_dir or DEFAULT_ENV_DIR
     if not mineru_available(env):
