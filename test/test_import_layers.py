@@ -106,23 +106,8 @@ def has_code(init: Path) -> bool:
     return bool(body)
 
 
-# Found empty when this test was written (empty __init__.py, no module): strict xfail, so the
-# mark must go once they are removed or filled.
-EMPTY_PLACEHOLDERS = {"citerag.serve", "citerag.tree"}
-
-
 def package_params() -> list[object]:
-    return [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True, reason=f"{name} is an empty placeholder package: remove or fill it"
-            ),
-        )
-        if name in EMPTY_PLACEHOLDERS
-        else name
-        for name in sub_packages()
-    ]
+    return list(sub_packages())
 
 
 @pytest.mark.parametrize("package", package_params())
