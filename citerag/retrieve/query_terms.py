@@ -30,7 +30,7 @@ _EXPANSIONS: tuple[tuple[str, str], ...] = (
     ),
     (r"comprehensive income", "consolidated statements of comprehensive income"),
     (
-        r"cap(?:ital )?ex(?:penditures?)?\b",
+        r"\bcap(?:ital )?ex(?:penditures?)?\b",
         "purchases of property and equipment additions to property and equipment",
     ),
     (
