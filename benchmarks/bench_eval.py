@@ -31,7 +31,12 @@ sys.path.insert(0, str(PROJECT))
 import config  # noqa: E402
 from benchmarks.baselines import build_stock_suite  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
-from benchmarks.project_system import collection_for, ingest_all, project_variants  # noqa: E402
+from benchmarks.project_system import (  # noqa: E402
+    collection_for,
+    ingest_all,
+    ingest_tag,
+    project_variants,
+)  # noqa: E402
 from benchmarks.report import by_type, plot_recall_by_type, render_question_set  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
@@ -53,8 +58,10 @@ DEFAULT = "project (default)"
 # What each default was chosen against, measured in the same run.
 VARIANTS: dict[str, dict[str, object]] = {
     DEFAULT: {},
+    "project, 512-token chunks (previous default)": {"chunk_size": 512, "chunk_overlap": 128},
+    "project, RRF k 60 (previous default)": {"rrf_k": 60},
+    "project, filing words unweighted": {"filing_keyword_weight": 1.0},
     "project, no page evidence": {"page_weight": 0.0},
-    "project, page weight 0.5": {"page_weight": 0.5},
     "project, page weight 2": {"page_weight": 2.0},
     "project + MaxSim rerank": {"reranker": "maxsim"},
     "project + best-sentence rerank": {"reranker": "sentence"},
@@ -93,6 +100,9 @@ def _arguments() -> argparse.Namespace:
 
 def run(engine: Engine, args: argparse.Namespace) -> str:
     ingestion = ingest_all(engine, PDFS)
+    for changes in VARIANTS.values():
+        if ingest_tag(changes):
+            ingestion += ingest_all(engine, PDFS, changes)
     systems: list[Any] = project_variants(engine, VARIANTS)
     suite = build_stock_suite(PDFS, engine.embed_model)
     systems += suite.baselines

@@ -15,35 +15,58 @@ from llama_index.core.schema import QueryBundle
 
 from benchmarks.baselines import RetrievedPassage
 from citerag.engine import Engine
+from citerag.ingest.pipeline import Ingestor
 from citerag.nodes import doc_name_of, page_of
 from citerag.query.factory import QueryFactory
 from citerag.settings import Settings
 
+# Settings that shape the stored chunks: a variant changing one is ingested into its own
+# collections.
+INGEST_KEYS = ("chunk_size", "chunk_overlap", "parser", "mineru_tier")
 
-def collection_for(pdf_name: str) -> str:
-    return "b" + hashlib.sha256(pdf_name.encode()).hexdigest()[:12]
+
+def collection_for(pdf_name: str, tag: str = "") -> str:
+    return "b" + hashlib.sha256(f"{pdf_name}{tag}".encode()).hexdigest()[:12]
 
 
-def ingest_all(engine: Engine, pdfs: Sequence[Path]) -> list[tuple[str, int, int, float]]:
-    """Ingest each PDF into its own collection; (name, pages, chunks, seconds) per PDF."""
+def ingest_tag(changes: Mapping[str, object]) -> str:
+    """'' for the engine's own chunk settings, else a tag naming the changed ones."""
+    shaping = sorted((k, v) for k, v in changes.items() if k in INGEST_KEYS)
+    return "".join(f":{k}={v}" for k, v in shaping)
+
+
+def ingest_all(
+    engine: Engine, pdfs: Sequence[Path], changes: Mapping[str, object] | None = None
+) -> list[tuple[str, int, int, float]]:
+    """Ingest each PDF into its own collection, under the engine's settings with `changes`;
+    (name, pages, chunks, seconds) per PDF."""
+    changes = dict(changes or {})
+    tag = ingest_tag(changes)
+    ingestor: Engine | Ingestor = engine
+    if tag:
+        settings = engine.settings.with_overrides(**changes)
+        ingestor = Ingestor(
+            settings, engine.docstore, engine.vectors, engine.embedder, engine.bm25_dir
+        )
     rows = []
     for pdf in pdfs:
-        outcome = engine.ingest(pdf, collection_for(pdf.name))
-        rows.append((pdf.name, outcome.pages, outcome.chunks, outcome.seconds))
-        print(f"ingested {pdf.name}: {outcome.status}, {outcome.chunks} chunks")
+        outcome = ingestor.ingest(pdf, collection_for(pdf.name, tag))
+        rows.append((pdf.name + tag, outcome.pages, outcome.chunks, outcome.seconds))
+        print(f"ingested {pdf.name}{tag}: {outcome.status}, {outcome.chunks} chunks")
     return rows
 
 
 class ProjectSystem:
-    def __init__(self, name: str, engine: Engine, settings: Settings) -> None:
+    def __init__(self, name: str, engine: Engine, settings: Settings, tag: str = "") -> None:
         self.name = name
+        self._tag = tag
         self._engine = engine
         self._factory = QueryFactory(
             settings, engine.docstore, engine.vectors, engine.embed_model, engine.embedder
         )
 
     def retrieve(self, question: str, document: str, top_k: int) -> list[RetrievedPassage]:
-        collection = collection_for(document)
+        collection = collection_for(document, self._tag)
         state = self._engine.collection_state(collection)
         query = QueryBundle(question)
         nodes = self._factory.retriever(state).retrieve(query)
@@ -61,6 +84,6 @@ def project_variants(
     engine: Engine, variants: Mapping[str, Mapping[str, object]]
 ) -> list[ProjectSystem]:
     return [
-        ProjectSystem(name, engine, engine.settings.with_overrides(**changes))
+        ProjectSystem(name, engine, engine.settings.with_overrides(**changes), ingest_tag(changes))
         for name, changes in variants.items()
     ]

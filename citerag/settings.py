@@ -39,15 +39,16 @@ ENV_OVERRIDES = {
 @dataclass(frozen=True)
 class Settings:
     storage_dir: Path = Path("storage")
-    chunk_size: int = 512
-    chunk_overlap: int = 128
+    chunk_size: int = 1024
+    chunk_overlap: int = 200
     parser: str = "pymupdf"
     mineru_tier: str = "flash"
     similarity_top_k_fusion: int = 35
-    rrf_k: int = 60
+    rrf_k: int = 10
     fusion_top_n: int = 25
     rerank_top_n: int = 10
     page_weight: float = 1.0
+    filing_keyword_weight: float = 2.0
     reranker: str = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -80,6 +81,11 @@ class Settings:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.page_weight < 0:
             raise ConfigError(f"page_weight is {self.page_weight}; use 0 (off) or more.")
+        if self.filing_keyword_weight <= 0:
+            raise ConfigError(
+                f"filing_keyword_weight is {self.filing_keyword_weight}; use a number above 0 "
+                "(1 counts keyword and vector rankings alike)."
+            )
         _require_choice("reranker", self.reranker, RERANKERS)
         _require_choice("parser", self.parser, PARSERS)
         _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)

@@ -195,6 +195,23 @@ def test_operating_margin_adds_operating_income_and_revenues() -> None:
     assert "revenues" in added
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much cash did the company's operations generate in 2021?",
+        "What was operating cash flow in FY2020?",
+        "Cash provided by operating activities last year?",
+    ],
+)
+def test_cash_from_operations_adds_the_cash_flow_line(question: str) -> None:
+    assert "net cash provided by operating activities" in keyword_query(question)
+
+
+def test_a_line_item_of_the_income_statement_points_at_that_statement() -> None:
+    added = keyword_query("How much did net income increase from 2020 to 2021?").split("\n", 1)[1]
+    assert "statements of operations" in added
+
+
 def test_a_plain_question_is_unchanged() -> None:
     question = "What did the author do in 1996?"
     assert filing_terms(question) == []

@@ -13,7 +13,8 @@ from citerag.settings import build_settings, settings_from_config
 def test_defaults_come_from_config_py() -> None:
     settings = settings_from_config(config, environ={})
     assert settings.chunk_size == config.DEFAULT_RAG_SETTINGS["chunk_size"]
-    assert settings.rrf_k == 60
+    assert settings.rrf_k == config.DEFAULT_RAG_SETTINGS["rrf_k"]
+    assert settings.filing_keyword_weight == config.DEFAULT_RAG_SETTINGS["filing_keyword_weight"]
     assert settings.milvus_uri == "" and settings.mongodb_uri == ""
 
 
@@ -38,7 +39,8 @@ def test_article_overrides_apply_to_that_article_only() -> None:
     "values, fragment",
     [
         ({"chunk_size": "big"}, "whole number"),
-        ({"chunk_overlap": 600}, "chunk_overlap"),
+        ({"chunk_overlap": 1100}, "chunk_overlap"),
+        ({"filing_keyword_weight": 0}, "filing_keyword_weight"),
         ({"reranker": "magic"}, "reranker"),
         ({"llm_provider": "skynet"}, "llm_provider"),
         ({"chunk_sise": 10}, "Unknown setting"),

@@ -30,12 +30,14 @@ from citerag.nodes import (
     LABEL,
     PAGE,
     SECTION,
+    block_type_of,
     doc_id_of,
     keyword_text,
     page_of,
     page_vector_key,
     start_of,
 )
+from citerag.retrieve.statement_pages import has_statement_title
 from citerag.store.base import DocStore
 from citerag.store.bm25_index import BM25Index
 
@@ -60,6 +62,7 @@ class PageSet:
     chunk_ids: dict[PageKey, list[str]]
     bm25: BM25Index
     vectors: np.ndarray | None  # one normalized head vector per key, or None when absent
+    statement_ids: frozenset[str] = frozenset()  # pages that are financial statements
 
     def position(self) -> dict[str, int]:
         return {key.id: i for i, key in enumerate(self.keys)}
@@ -127,10 +130,19 @@ def _merged_text(nodes: list[TextNode]) -> str:
 def _page_set(
     docstore: DocStore, collection: str, nodes: Sequence[TextNode], folder: Path
 ) -> PageSet:
-    keys, _ = page_texts(nodes)
+    keys, texts = page_texts(nodes)
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
+    with_tables: set[PageKey] = set()
     for node in nodes:
-        chunk_ids[PageKey(doc_id_of(node), page_of(node))].append(node.node_id)
+        key = PageKey(doc_id_of(node), page_of(node))
+        chunk_ids[key].append(node.node_id)
+        if block_type_of(node) == "table":
+            with_tables.add(key)
+    statements = frozenset(
+        key.id
+        for key, text in zip(keys, texts, strict=True)
+        if key in with_tables and has_statement_title(text)
+    )
     bm25 = _load_or_build(nodes, folder, [k.id for k in keys], lambda ns: page_texts(ns)[1])
     stored = docstore.get_sentence_vectors(collection, [k.id for k in keys])
     vectors = None
@@ -138,7 +150,7 @@ def _page_set(
         vectors = np.stack([stored[k.id][0] for k in keys]).astype(np.float32)
     elif stored:
         log.warning("%s: %d of %d pages have head vectors", collection, len(stored), len(keys))
-    return PageSet(keys, dict(chunk_ids), bm25, vectors)
+    return PageSet(keys, dict(chunk_ids), bm25, vectors, statements)
 
 
 def _load_or_build(

@@ -24,17 +24,20 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.filters import check_filters, matches, pushdown
 from citerag.retrieve.fusion import reciprocal_rank_fusion
-from citerag.retrieve.query_terms import keyword_query
+from citerag.retrieve.query_terms import filing_terms, keyword_query
 from citerag.store.base import DocStore, VectorIndex
 
 
 @dataclass(frozen=True)
 class RetrievalSettings:
     top_k_each: int = 35  # candidates from each of BM25 and the vector index
-    rrf_k: int = 60
+    rrf_k: int = 10
     fusion_top_n: int = 25
     page_weight: float = 1.0  # how much a chunk's page evidence adds to its own score
     top_pages: int = 10  # pages whose evidence counts
+    # How much more keyword rankings count when the question uses filing vocabulary
+    # (statement names, metrics): the expanded words are precise there, embeddings are not.
+    filing_keyword_weight: float = 2.0
 
 
 @dataclass
@@ -84,10 +87,16 @@ class HybridRetriever(BaseRetriever):
         allowed = self._allowed_chunks()
         dense = self._dense(query_vector, allowed)
         keyword = self._keyword(query_bundle.query_str, allowed)
-        chunks = reciprocal_rank_fusion([dense, keyword], k=self._settings.rrf_k)
+        kw_weight = self._keyword_weight(query_bundle.query_str)
+        chunks = reciprocal_rank_fusion(
+            [dense, keyword], k=self._settings.rrf_k, weights=[1.0, kw_weight]
+        )
         pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
         fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
         return HybridRanking(dense, keyword, pages, fused[: self._settings.fusion_top_n])
+
+    def _keyword_weight(self, question: str) -> float:
+        return self._settings.filing_keyword_weight if filing_terms(question) else 1.0
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
         embedding = query_bundle.embedding
@@ -135,11 +144,32 @@ class HybridRetriever(BaseRetriever):
                 keyword_query(question), self._settings.top_k_each, allowed_ids=allowed_pages
             )
         ]
+        kw_weight = self._keyword_weight(question)
         rankings = [by_keywords, self._pages_by_chunks(chunks)]
+        weights = [kw_weight, 1.0]
+        statements = self._statement_pages(question, allowed_pages)
+        if statements:
+            rankings.append(statements)
+            weights.append(kw_weight)
         if page_set.vectors is not None:
             rankings.append(self._pages_by_vector(query_vector, allowed_pages))
-        fused = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k)
+            weights.append(1.0)
+        fused = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         return fused[: self._settings.top_pages]
+
+    def _statement_pages(self, question: str, allowed: set[str] | None) -> list[str]:
+        """Statement pages by keywords, when the question uses statement or metric words."""
+        page_set = self._state.pages
+        if not page_set.statement_ids or not filing_terms(question):
+            return []
+        candidates = set(page_set.statement_ids)
+        if allowed is not None:
+            candidates &= allowed
+        if not candidates:
+            return []
+        query = keyword_query(question)
+        hits = page_set.bm25.search(query, len(candidates), allowed_ids=candidates)
+        return [page_id for page_id, _ in hits]
 
     def _pages_of(self, chunk_ids: Iterable[str]) -> set[str]:
         places = self._state.places

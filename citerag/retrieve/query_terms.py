@@ -37,6 +37,10 @@ _EXPANSIONS: tuple[tuple[str, str], ...] = (
         r"free cash flows?",
         "net cash provided by operating activities purchases of property and equipment",
     ),
+    (
+        r"\bnet (?:income|loss|earnings)\b|\boperating income\b|\bincome before (?:income )?tax",
+        "income statements consolidated statements of operations",
+    ),
     (r"operating margins?", "operating income revenues"),
     (r"gross margins?", "gross margin revenues cost of revenues"),
     (r"(?:net|profit) margins?", "net income revenues"),
@@ -53,6 +57,11 @@ _EXPANSIONS: tuple[tuple[str, str], ...] = (
     (r"\beps\b", "earnings per share basic diluted"),
     (r"payout ratio|dividends? paid", "common stock cash dividends paid net income"),
     (r"buybacks?|share repurchases?", "common stock repurchased"),
+    (
+        r"operating cash flows?|cash flows? from operati"
+        r"|\bcash\b[^.?]{0,40}\b(?:operations|operating activities)\b",
+        "net cash from operations net cash provided by operating activities",
+    ),
     (r"cash conversion", "net cash from operations net income"),
     (r"\bebitda\b", "operating income depreciation amortization"),
     (r"\br\s*&\s*d\b", "research and development"),
