@@ -164,6 +164,7 @@ def _joined_wrapped(candidates: list[Run]) -> list[Run]:
             and 0 <= run.y0 - previous.y1 <= run.style.size * WRAP_GAP
             and numbering(run.text) is None
             and numbering(previous.text) is not None
+            and previous.text.isupper() == run.text.isupper()
         ):
             joined[-1] = replace(previous, text=f"{previous.text} {run.text}", y1=run.y1)
             continue
@@ -245,6 +246,7 @@ def _assign_levels(headings: list[Heading], candidates: list[Run]) -> None:
     item_level = 2 if any(_kind(h) == "part" for h in headings) else 1
     decimal_base = 1 + has_top + any(_kind(h) == "item" for h in headings)
     styles = _unnumbered_style_ranks(headings, candidates)
+    numbered_doc = any(h.numbered for h in headings)
     in_effect = 0
     for heading in headings:
         kind = _kind(heading)
@@ -253,10 +255,13 @@ def _assign_levels(headings: list[Heading], candidates: list[Run]) -> None:
             level = item_level
         elif kind == "decimal" and found is not None:
             level = decimal_base + found.depth - 1
+        elif kind == "keyword":
+            level = item_level  # "Signatures" sits beside the items of a filing
         elif kind:
             level = _RANK[kind]
         else:
-            heading.level = min(MAX_LEVEL, in_effect + styles.get(heading.title, 1))
+            rank = 1 if numbered_doc else styles.get(heading.title, 1)
+            heading.level = min(MAX_LEVEL, in_effect + rank)
             continue
         heading.level = min(MAX_LEVEL, level)
         in_effect = heading.level

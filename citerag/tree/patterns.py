@@ -15,7 +15,7 @@ _ITEM = re.compile(r"^item\s+(\d+[a-z]?)\s*[.:]", re.I)
 _DECIMAL = re.compile(r"^(\d{1,2}(?:\.\d{1,2})*)\.?\s+(?=[A-Z])")
 _KEYWORD = re.compile(
     r"^(introduction|preface|foreword|prologue|epilogue|conclusions?|final thoughts|abstract|"
-    r"acknowledge?ments|references|bibliography|appendix(?:\s+[a-z0-9]+)?)$",
+    r"acknowledge?ments|references|bibliography|signatures|appendix(?:\s+[a-z0-9]+)?)$",
     re.I,
 )
 _FIGURE_LABEL = re.compile(r"^(step|figure|fig\.|table|exhibit|phase|stage)\s+[\w.]+:?$", re.I)
