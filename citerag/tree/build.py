@@ -42,9 +42,7 @@ def tree_section_id(doc_id: str, node_id: str) -> str:
     return f"{doc_id[:16]}-tree-{node_id}"
 
 
-def build_tree(
-    path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode] = ()
-) -> DocumentTree:
+def build_tree(path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode] = ()) -> DocumentTree:
     headings, source, cover_title = find_headings(path, parsed)
     placed = _place(headings, parsed)
     structure = _nest(placed, parsed, cover_title)
@@ -142,7 +140,9 @@ def _preface_title(parsed: ParsedDocument) -> str:
     """The first page's first title block, else its first short line, else the file name."""
     first = parsed.pages[0].blocks if parsed.pages else []
     titles = [b.text for b in first if b.kind == "title"]
-    lines = [b.text for b in first if 0 < len(b.text) <= MAX_TITLE_CHARS and b.text[-1] not in ".,;"]
+    lines = [
+        b.text for b in first if 0 < len(b.text) <= MAX_TITLE_CHARS and b.text[-1] not in ".,;"
+    ]
     return _short((titles or lines or [parsed.name])[0])
 
 

@@ -146,7 +146,8 @@ def _without_tabs(candidates: list[Run]) -> list[Run]:
         r
         for r in candidates
         if not (
-            _is_tab(r.text.replace(",", "").replace(".", "")) and len(pages[_normalized(r.text)]) >= 2
+            _is_tab(r.text.replace(",", "").replace(".", ""))
+            and len(pages[_normalized(r.text)]) >= 2
         )
     ]
 
@@ -282,5 +283,6 @@ def _unnumbered_style_ranks(headings: list[Heading], candidates: list[Run]) -> d
     styles = {style_of[h.title] for h in headings if not h.numbered and h.title in style_of}
     ranked = sorted(styles, key=lambda s: (-s.size, not s.bold))
     rank = {style: index for index, style in enumerate(ranked, start=1)}
-    return {h.title: rank.get(style_of.get(h.title, ranked[0] if ranked else None), 1)
-            for h in headings if not h.numbered} if ranked else {}
+    return {
+        h.title: rank[style_of[h.title]] for h in headings if not h.numbered and h.title in style_of
+    }

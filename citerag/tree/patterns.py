@@ -55,12 +55,12 @@ def is_label_only(text: str) -> bool:
 
 
 def is_figure_label(text: str) -> bool:
-    """"Step 1", "Figure 2", "Exhibit 10.11": labels of figures and boxes, not sections."""
+    """ "Step 1", "Figure 2", "Exhibit 10.11": labels of figures and boxes, not sections."""
     return bool(_FIGURE_LABEL.match(text.strip()))
 
 
 def split_part_prefix(text: str) -> list[str]:
-    """"PART II Item 5. Market ..." is two headings: the part and the item."""
+    """ "PART II Item 5. Market ..." is two headings: the part and the item."""
     match = _PART.match(text.strip())
     if match is None:
         return [text]
