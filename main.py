@@ -4,6 +4,8 @@ python main.py          # ingest ACTIVE_ARTICLE if needed, then answer its queri
 python main.py ingest PATH... [--collection NAME | --article NAME]
 python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
+python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
+python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 """
@@ -48,6 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true", help="print the answer contract as JSON")
     query.add_argument("--top-k", type=positive_int, default=None, help="number of sources")
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
+    query.add_argument(
+        "--mode",
+        choices=("hybrid", "tree"),
+        default="hybrid",
+        help="hybrid: cited chunks (default); tree: 5 sections per file, across files",
+    )
+    query.add_argument("--top-k-files", type=positive_int, default=3, help="files (tree mode)")
+
+    tree = commands.add_parser("tree", help="a document's section tree (PageIndex JSON)")
+    tree.add_argument("name", help="the document's file name, as `list` shows it")
+    add_target_arguments(tree)
+    tree.add_argument("--json", action="store_true", help="print PageIndex's JSON")
 
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
     listing.add_argument("--json", action="store_true")
@@ -227,11 +241,33 @@ def run_query(args: argparse.Namespace) -> int:
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
-            result = engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
+            result = _answer(engine, args, question, collection)
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:
                 print(format_answer(question, result))
+    return 0
+
+
+def _answer(engine: Any, args: argparse.Namespace, question: str, collection: str) -> Any:
+    if args.mode == "tree":
+        from citerag.tree.service import tree_answer
+
+        return tree_answer(engine, question, collection, top_k_files=args.top_k_files)
+    return engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
+
+
+def run_tree(args: argparse.Namespace) -> int:
+    from citerag.tree.render import outline_text
+    from citerag.tree.service import stored_tree
+
+    article, collection = resolve_target(args)
+    with open_engine(article) as engine:
+        tree = stored_tree(engine, collection, args.name)
+    if args.json:
+        print(json.dumps(tree.to_pageindex(), ensure_ascii=False, indent=2))
+    else:
+        print(outline_text(tree))
     return 0
 
 
@@ -271,7 +307,13 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"ingest": run_ingest, "query": run_query, "list": run_list, "delete": run_delete}
+COMMANDS = {
+    "ingest": run_ingest,
+    "query": run_query,
+    "list": run_list,
+    "delete": run_delete,
+    "tree": run_tree,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from llama_index.core.schema import TextNode
@@ -40,6 +41,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorRow
+from citerag.tree.ingest import build_tree_logged
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
@@ -47,7 +49,7 @@ PREVIEW_CHARS = 240
 # Roughly what MiniLM reads (256 word pieces): a page's head is its title, period and first rows.
 PAGE_HEAD_CHARS = 1200
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
-CHUNK_FORMAT = 2
+CHUNK_FORMAT = 3  # 3: chunks know their section-tree node
 Progress = Callable[[str], None]
 
 
@@ -119,12 +121,14 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        step("tree")
+        tree = build_tree_logged(path, parsed, chunks)
         step("embed")
         sentence_vectors = self._sentence_vectors(chunks)
         chunk_vectors = self._chunk_vectors(chunks, sentence_vectors)
         sentence_vectors.update(self._page_head_vectors(parsed))
         step("store")
-        self._store(collection, parsed, chunks, chunk_vectors, sentence_vectors)
+        self._store(collection, parsed, chunks, chunk_vectors, sentence_vectors, tree)
         replaced = self._remove_older_versions(collection, path.name, doc_id)
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
@@ -211,6 +215,7 @@ class Ingestor:
         chunks: list[TextNode],
         chunk_vectors: np.ndarray,
         sentence_vectors: dict[str, np.ndarray],
+        tree: dict[str, Any] | None = None,
     ) -> None:
         record = DocumentRecord(
             doc_id=parsed.doc_id,
@@ -225,6 +230,8 @@ class Ingestor:
             self._docstore.put_document(record)
             self._docstore.put_chunks(collection, chunks)
             self._docstore.put_sentence_vectors(collection, sentence_vectors)
+            if tree is not None:
+                self._docstore.put_tree(collection, parsed.doc_id, tree)
             self._vectors.ensure_collection(collection, chunk_vectors.shape[1])
             self._vectors.insert(collection, _vector_rows(chunks, chunk_vectors))
             ready = self._docstore.ready_chunks(collection) + chunks

@@ -40,6 +40,7 @@ class MongoDocStore:
         self._documents = db["documents"]
         self._chunks = db["chunks"]
         self._vectors = db["sentence_vectors"]
+        self._trees = db["trees"]
         self._create_indexes()
 
     def _create_indexes(self) -> None:
@@ -54,6 +55,7 @@ class MongoDocStore:
         self._vectors.create_index(
             [("collection", ASCENDING), ("chunk_id", ASCENDING)], unique=True
         )
+        self._trees.create_index([("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True)
 
     def put_document(self, record: DocumentRecord) -> None:
         fields = {name: getattr(record, name) for name in DOCUMENT_FIELDS}
@@ -155,6 +157,15 @@ class MongoDocStore:
         prefix = re.escape(page_vector_prefix(doc_id))
         self._vectors.delete_many({"collection": collection, "chunk_id": {"$regex": f"^{prefix}"}})
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
+        self._trees.delete_many({"collection": collection, "doc_id": doc_id})
+
+    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+        key = {"collection": collection, "doc_id": doc_id}
+        self._trees.replace_one(key, {**key, "tree": tree}, upsert=True)
+
+    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+        found = self._trees.find_one({"collection": collection, "doc_id": doc_id})
+        return dict(found["tree"]) if found else None
 
     def collections(self) -> list[str]:
         return sorted(self._documents.distinct("collection"))

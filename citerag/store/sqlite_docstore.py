@@ -53,6 +53,12 @@ CREATE TABLE IF NOT EXISTS sentence_vectors (
     vectors BLOB NOT NULL,
     PRIMARY KEY (collection, chunk_id)
 );
+CREATE TABLE IF NOT EXISTS trees (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (collection, doc_id)
+);
 """
 
 # Stays below SQLite's bound-parameter limit on old builds (999) with room for the collection.
@@ -238,6 +244,22 @@ class SQLiteDocStore:
             conn.execute(
                 "DELETE FROM documents WHERE collection = ? AND doc_id = ?", (collection, doc_id)
             )
+            conn.execute(
+                "DELETE FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
+            )
+
+    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO trees (collection, doc_id, data) VALUES (?, ?, ?)",
+                (collection, doc_id, json.dumps(tree)),
+            )
+
+    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT data FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
+        )
+        return json.loads(rows[0][0]) if rows else None
 
     def collections(self) -> list[str]:
         rows = self._read("SELECT DISTINCT collection FROM documents ORDER BY collection")

@@ -1,0 +1,188 @@
+"""Builds a document's section tree at ingest, without an LLM.
+
+Headings come from the PDF outline when it has one that checks out against the pages, else from
+layout (`headings.detect_headings`). Each heading becomes a node covering the pages up to the
+next heading of the same or a higher level; its own text runs to the next heading of any level.
+Chunks are linked to the node their first character falls in (metadata and a LlamaIndex PARENT
+relationship), and each node lists its chunks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+
+from citerag.nodes import page_of, start_of
+from citerag.tree.headings import Heading, detect_headings
+from citerag.tree.layout import read_outline, read_runs
+from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.text import Cut, at_page_top, extractive_summary, heading_offset, text_between
+from citerag.types import ParsedDocument
+
+log = logging.getLogger(__name__)
+TREE_NODE = "tree_node"  # chunk metadata: the node_id of the section the chunk starts in
+OUTLINE_MATCH_SHARE = 0.6  # share of outline titles found on their pages for it to be trusted
+MAX_TITLE_CHARS = 80
+PREFACE_LEVEL = 0  # the pages before the first heading: a node, not a heading
+
+
+@dataclass
+class _Placed:
+    heading: Heading
+    cut: Cut  # where the heading starts in the page text
+    node: TreeNode
+
+
+def tree_section_id(doc_id: str, node_id: str) -> str:
+    """The LlamaIndex id a section node has (the PARENT of its chunks)."""
+    return f"{doc_id[:16]}-tree-{node_id}"
+
+
+def build_tree(path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode] = ()) -> DocumentTree:
+    headings, source, cover_title = find_headings(path, parsed)
+    placed = _place(headings, parsed)
+    structure = _nest(placed, parsed, cover_title)
+    tree = DocumentTree(parsed.name, parsed.doc_id, structure, source)
+    _number(tree)
+    _fill_text(placed, parsed)
+    if structure and (not placed or structure[0] is not placed[0].node):
+        end = placed[0].cut if placed else None
+        structure[0].text, structure[0].page_starts = text_between(parsed, Cut(1, 0), end)
+    for node in tree.walk():
+        node.summary = extractive_summary(node.title, node.text) or _children_summary(node)
+    link_chunks(tree, placed, chunks)
+    return tree
+
+
+def find_headings(path: Path, parsed: ParsedDocument) -> tuple[list[Heading], str, str]:
+    """The outline's headings when they check out against the pages, else layout's; and the
+    document's title as its first page shows it (the largest text there)."""
+    runs, _pages = read_runs(path)
+    first_page = [r for r in runs if r.page == 1 and not r.running and len(r.text) > 2]
+    cover = max(first_page, key=lambda r: r.style.size).text if first_page else ""
+    cover_title = _short(cover) if cover else _preface_title(parsed)
+    outline = _outline_headings(path, parsed)
+    if outline:
+        return outline, "outline", cover_title
+    return detect_headings(runs), "layout", cover_title
+
+
+def _outline_headings(path: Path, parsed: ParsedDocument) -> list[Heading]:
+    entries = read_outline(path)
+    pages = len(parsed.pages)
+    valid = [(lvl, title, page) for lvl, title, page in entries if 1 <= page <= pages]
+    if len(valid) < 2 or len(valid) < len(entries):
+        return []
+    found = sum(
+        heading_offset(parsed.pages[page - 1].text, title) is not None
+        for _lvl, title, page in valid
+    )
+    if found < OUTLINE_MATCH_SHARE * len(valid):
+        log.info("%s: its outline does not match its pages; using layout", parsed.name)
+        return []
+    return [Heading(title.strip(), page, lvl, kind="outline") for lvl, title, page in valid]
+
+
+def _place(headings: list[Heading], parsed: ParsedDocument) -> list[_Placed]:
+    placed: list[_Placed] = []
+    for heading in headings:
+        text = parsed.pages[heading.page - 1].text
+        offset = heading_offset(text, heading.title)
+        cut = Cut(heading.page, offset if offset is not None else 0)
+        if placed and (cut.page, cut.offset) < (placed[-1].cut.page, placed[-1].cut.offset):
+            cut = placed[-1].cut  # keep reading order when a title is found earlier on its page
+        node = TreeNode("", _short(heading.title), heading.page, heading.page, heading.level)
+        placed.append(_Placed(heading, cut, node))
+    return placed
+
+
+def _short(title: str) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+
+
+def _nest(placed: list[_Placed], parsed: ParsedDocument, cover_title: str) -> list[TreeNode]:
+    """Nodes nested by level, each ending where the next node of its level or above begins; a
+    preface node holds the pages before the first heading."""
+    last_page = len(parsed.pages)
+    roots: list[TreeNode] = []
+    stack: list[TreeNode] = []
+    for index, item in enumerate(placed):
+        item.node.end_index = _end_page(placed, index, parsed, last_page)
+        while stack and stack[-1].level >= item.node.level:
+            stack.pop()
+        (stack[-1].nodes if stack else roots).append(item.node)
+        stack.append(item.node)
+    first_page = placed[0].cut.page if placed else last_page + 1
+    if first_page > 1 or not placed:
+        end = max(1, first_page - 1) if placed else last_page
+        level = PREFACE_LEVEL if placed else 1  # no heading at all: the title heads it all
+        roots.insert(0, TreeNode("", cover_title, 1, end, level))
+    return roots
+
+
+def _end_page(placed: list[_Placed], index: int, parsed: ParsedDocument, last_page: int) -> int:
+    level = placed[index].node.level
+    start = placed[index].cut.page
+    for later in placed[index + 1 :]:
+        if later.node.level <= level:
+            page_text = parsed.pages[later.cut.page - 1].text
+            end = later.cut.page - 1 if at_page_top(page_text, later.cut.offset) else later.cut.page
+            return max(start, end)
+    return last_page
+
+
+def _preface_title(parsed: ParsedDocument) -> str:
+    """The first page's first title block, else its first short line, else the file name."""
+    first = parsed.pages[0].blocks if parsed.pages else []
+    titles = [b.text for b in first if b.kind == "title"]
+    lines = [
+        b.text for b in first if 0 < len(b.text) <= MAX_TITLE_CHARS and b.text[-1] not in ".,;"
+    ]
+    return _short((titles or lines or [parsed.name])[0])
+
+
+def _number(tree: DocumentTree) -> None:
+    for index, node in enumerate(tree.walk()):
+        node.node_id = f"{index:04d}"
+
+
+def _fill_text(placed: list[_Placed], parsed: ParsedDocument) -> None:
+    """Each heading's own text: from its position to the next heading's."""
+    for index, item in enumerate(placed):
+        end = placed[index + 1].cut if index + 1 < len(placed) else None
+        item.node.text, item.node.page_starts = text_between(parsed, item.cut, end)
+
+
+def _children_summary(node: TreeNode) -> str:
+    titles = [child.title for child in node.nodes]
+    return f"Sections: {'; '.join(titles)}." if titles else ""
+
+
+def link_chunks(tree: DocumentTree, placed: list[_Placed], chunks: Sequence[TextNode]) -> None:
+    """Each chunk to the section its first character is in (the preface before any heading)."""
+    cuts = [(item.cut.page, item.cut.offset) for item in placed]
+    preface = tree.structure[0] if tree.structure and not placed[:1] else None
+    if placed and placed[0].cut.page > 1:
+        preface = tree.structure[0]
+    for chunk in chunks:
+        position = (page_of(chunk), start_of(chunk))
+        owner = preface
+        for cut, item in zip(cuts, placed, strict=True):
+            if cut > position:
+                break
+            owner = item.node
+        if owner is None:
+            owner = placed[0].node
+        owner.chunk_ids.append(chunk.node_id)
+        chunk.metadata[TREE_NODE] = owner.node_id
+        for keys in (chunk.excluded_embed_metadata_keys, chunk.excluded_llm_metadata_keys):
+            if TREE_NODE not in keys:
+                keys.append(TREE_NODE)
+        chunk.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
+            node_id=tree_section_id(tree.doc_id, owner.node_id), metadata={"title": owner.title}
+        )

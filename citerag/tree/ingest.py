@@ -1,0 +1,38 @@
+"""The ingest step that builds a document's tree: timed, and never fatal to the ingest."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.schema import TextNode
+
+from citerag.tree.build import build_tree
+from citerag.types import ParsedDocument
+
+log = logging.getLogger(__name__)
+
+
+def build_tree_logged(
+    path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode]
+) -> dict[str, Any] | None:
+    """The tree's docstore record, or None (with a warning) when it cannot be built: the
+    document is still searchable by chunks, and `main.py tree` says the tree is missing."""
+    started = time.perf_counter()
+    try:
+        tree = build_tree(path, parsed, chunks)
+    except Exception as error:  # noqa: BLE001 - a layout oddity must not lose the ingest
+        log.warning("%s: no section tree (%s: %s)", parsed.name, type(error).__name__, error)
+        return None
+    nodes = sum(1 for _ in tree.walk())
+    log.info(
+        "%s: section tree of %d nodes from %s in %.2f s",
+        parsed.name,
+        nodes,
+        tree.source,
+        time.perf_counter() - started,
+    )
+    return tree.to_record()

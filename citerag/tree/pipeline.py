@@ -1,0 +1,214 @@
+"""The fixed multi-file pipeline (seed 003): rank files, load their trees, choose exactly 5
+nodes per file (LLM or offline), fetch the nodes' text, answer with citations.
+
+Sources are sections: they carry `nodeId`, `title`, `summary`, `pageIndex` (first page) and
+`endIndex` besides the answer contract's fields, and their highlights are sentences of the
+section text (`content[startOffset:endOffset] == text`). `metadata.searchHistory` records each
+step.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citerag.answer.citations import normalize_citations
+from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
+from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
+from citerag.answer.highlights import select_highlights
+from citerag.errors import RagError
+from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.search import Chat, Selection, fill_selection, llm_selection, offline_ranking
+
+log = logging.getLogger(__name__)
+NO_FILES = "no relevant files found"
+TOP_K_FILES = 3
+MAX_NODE_CHARS = 6000
+
+
+@dataclass
+class TreeSource(Source):
+    node_id: str = ""
+    summary: str = ""
+    page_index: int = 0
+    end_index: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data.update(
+            nodeId=self.node_id,
+            summary=self.summary,
+            pageIndex=self.page_index,
+            endIndex=self.end_index,
+        )
+        return data
+
+
+@dataclass
+class TreeMetadata(AnswerMetadata):
+    search_history: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["searchHistory"] = self.search_history
+        return data
+
+
+@dataclass
+class FileHits:
+    doc_id: str
+    name: str
+    chunk_scores: dict[str, float]
+
+    @property
+    def score(self) -> float:
+        return sum(self.chunk_scores.values())
+
+
+def rank_files(hits: Sequence[FileHits], top_k_files: int) -> list[FileHits]:
+    ranked = sorted((h for h in hits if h.chunk_scores), key=lambda h: -h.score)
+    return ranked[:top_k_files]
+
+
+def run_pipeline(
+    question: str,
+    files: Sequence[FileHits],
+    load_tree: Any,
+    chat: Chat | None = None,
+    answer: Any | None = None,
+    top_k_files: int = TOP_K_FILES,
+) -> AnswerResult:
+    """`load_tree(doc_id)` gives a DocumentTree (or raises); `chat` selects nodes with an
+    LLM; `answer(question, sources)` gives an LLMResult (None: extractive)."""
+    started = time.perf_counter()
+    history: list[dict[str, Any]] = []
+    chosen = rank_files(files, top_k_files)
+    history.append({"step": "file_search", "files": [[f.name, round(f.score, 4)] for f in files]})
+    history.append({"step": "files_selected", "files": [f.name for f in chosen]})
+    if not chosen:
+        return AnswerResult(NO_FILES, [], _metadata(started, history, "", 0))
+    trees = _load_trees(chosen, load_tree, history)
+    sources: list[TreeSource] = []
+    for hits, tree in trees:
+        selection = _select(question, tree, hits, chat)
+        history.append(_selection_entry(tree, selection))
+        sources.extend(_sources(question, tree, selection, start=len(sources) + 1))
+    text, model, tokens = _compose(question, sources, answer)
+    return AnswerResult(text, list(sources), _metadata(started, history, model, tokens))
+
+
+def _load_trees(
+    chosen: Sequence[FileHits], load_tree: Any, history: list[dict[str, Any]]
+) -> list[tuple[FileHits, DocumentTree]]:
+    trees: list[tuple[FileHits, DocumentTree]] = []
+    for hits in chosen:
+        try:
+            tree = load_tree(hits.doc_id)
+        except Exception as error:  # noqa: BLE001 - one broken tree must not sink the others
+            log.warning("%s: its section tree could not be loaded (%s); skipped", hits.name, error)
+            history.append({"step": "tree_load_failed", "file": hits.name, "error": str(error)})
+            continue
+        trees.append((hits, tree))
+        history.append({"step": "tree_loaded", "file": hits.name, "nodes": len(tree.node_ids())})
+    if not trees:
+        names = ", ".join(h.name for h in chosen)
+        raise RagError(
+            f"No section tree could be loaded for {names}; ingest the documents again to "
+            "build their trees."
+        )
+    return trees
+
+
+def _select(question: str, tree: DocumentTree, hits: FileHits, chat: Chat | None) -> Selection:
+    ranking = offline_ranking(tree, question, hits.chunk_scores)
+    if chat is None:
+        return Selection(fill_selection([], ranking), "offline")
+    return llm_selection(chat, tree, question, ranking)
+
+
+def _selection_entry(tree: DocumentTree, selection: Selection) -> dict[str, Any]:
+    return {
+        "step": "nodes_selected",
+        "file": tree.doc_name,
+        "method": selection.method,
+        "node_ids": selection.node_ids,
+        "invalid_ids": selection.invalid_ids,
+        "retried": selection.retried,
+        "thinking": selection.thinking,
+        "error": selection.error,
+    }
+
+
+def node_content(node: TreeNode) -> str:
+    text = node.text.strip() or node.full_text()
+    return (text or node.summary or node.title)[:MAX_NODE_CHARS]
+
+
+def page_at(node: TreeNode, offset: int) -> int:
+    """The page of a character of the node's own text."""
+    page = node.start_index
+    for number, start in node.page_starts:
+        if start <= offset:
+            page = number
+    return page
+
+
+def _sources(
+    question: str, tree: DocumentTree, selection: Selection, start: int
+) -> list[TreeSource]:
+    sources: list[TreeSource] = []
+    for rank, node_id in enumerate(selection.node_ids):
+        node = tree.find(node_id)
+        if node is None:
+            continue
+        content = node_content(node)
+        picked = select_highlights(question, content, [], None, None, k=3)
+        highlights = [p.highlight for p in picked]
+        page = page_at(node, highlights[0].startOffset) if highlights else node.start_index
+        sources.append(
+            TreeSource(
+                id=f"{tree.doc_id[:16]}-tree-{node.node_id}",
+                document_name=tree.doc_name,
+                page_number=page,
+                title=node.title,
+                content=content,
+                score=max((p.score for p in picked), default=0.0) + 1.0 / math.sqrt(rank + 1),
+                citation_number=start + len(sources),
+                highlights=highlights,
+                node_id=node.node_id,
+                summary=node.summary,
+                page_index=node.start_index,
+                end_index=node.end_index,
+            )
+        )
+    return sources
+
+
+def _compose(question: str, sources: Sequence[TreeSource], answer: Any) -> tuple[str, str, int]:
+    if answer is not None and sources:
+        result = answer(question, sources)
+        return normalize_citations(result.text, sources), result.model, result.tokens_used
+    candidates = [
+        ExtractiveCandidate(s.citation_number, s.page_number, h.startOffset, h.text, s.score)
+        for s in sources
+        for h in s.highlights
+    ]
+    return extractive_answer(candidates), "extractive (no LLM configured)", 0
+
+
+def _metadata(
+    started: float, history: list[dict[str, Any]], model: str, tokens: int
+) -> TreeMetadata:
+    return TreeMetadata(
+        processing_time_ms=round((time.perf_counter() - started) * 1000),
+        model=model,
+        tokens_used=tokens,
+        retrieval_method="tree",
+        num_chunks_retrieved=0,
+        reranked=False,
+        search_history=history,
+    )

@@ -1,0 +1,180 @@
+"""Tree search: which sections of a document answer a question.
+
+Offline: a node scores 1/sqrt(N+1) * (sum of the retriever's scores of its N chunks), plus the
+share of the question's terms its title and summary contain. With an LLM: the tree without text
+goes in the prompt, the reply is `{"thinking", "node_list"}`; broken JSON is repaired, or asked
+again once; ids the tree does not have are dropped. Either way exactly `k` nodes come back
+(fewer only when the tree has fewer), filled with the best-scored unseen nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citerag.tree.model import DocumentTree, TreeNode
+
+NODES_PER_FILE = 5
+TITLE_WEIGHT = 0.5
+_WORD = re.compile(r"\w+")
+_STOP = frozenset(
+    _WORD.findall(
+        "a an and are as at be by did do does for from how in is it of on or the this to was "
+        "were what when where which who why with about"
+    )
+)
+SELECT_PROMPT = (
+    "You are given a question and the outline of a document: each line is a node id, its "
+    "pages, its title and a summary. Select the {k} nodes most likely to contain the answer. "
+    'Reply with JSON only: {{"thinking": "<one sentence>", "node_list": ["0003", ...]}}. '
+    "Use only node ids from the outline; do not invent ids.\n\nQuestion: {question}\n\n"
+    "Document: {doc_name}\n{outline}"
+)
+REPAIR_PROMPT = (
+    "Your reply was not valid JSON. Reply again with JSON only, exactly "
+    '{{"thinking": "...", "node_list": ["0001", ...]}}, using ids from the outline.\n\n'
+    "Your reply was:\n{reply}"
+)
+
+
+def terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _STOP and len(w) > 1}
+
+
+def selection_view(tree: DocumentTree) -> str:
+    """The tree without text: one line per node, indented by depth."""
+    lines: list[str] = []
+
+    def visit(node: TreeNode, depth: int) -> None:
+        summary = f" — {node.summary[:160]}" if node.summary else ""
+        pages = f"p{node.start_index}-{node.end_index}"
+        lines.append(f"{'  ' * depth}[{node.node_id}] {pages} {node.title}{summary}")
+        for child in node.nodes:
+            visit(child, depth + 1)
+
+    for node in tree.structure:
+        visit(node, 0)
+    return "\n".join(lines)
+
+
+def offline_ranking(
+    tree: DocumentTree, question: str, chunk_scores: Mapping[str, float]
+) -> list[tuple[str, float]]:
+    """Every node id with its score, best first (ties in document order)."""
+    wanted = terms(question)
+    scored: list[tuple[str, float]] = []
+    for node in tree.walk():
+        hits = [chunk_scores[c] for c in node.chunk_ids if c in chunk_scores]
+        evidence = sum(hits) / math.sqrt(len(node.chunk_ids) + 1) if hits else 0.0
+        named = terms(f"{node.title} {node.summary}")
+        match = len(wanted & named) / len(wanted) if wanted else 0.0
+        scored.append((node.node_id, evidence + TITLE_WEIGHT * match))
+    order = {node_id: i for i, node_id in enumerate(tree.node_ids())}
+    return sorted(scored, key=lambda item: (-item[1], order[item[0]]))
+
+
+def fill_selection(
+    chosen: Sequence[str], ranking: Sequence[tuple[str, float]], k: int = NODES_PER_FILE
+) -> list[str]:
+    """Valid chosen ids first (once each), then the best-ranked unseen ones, `k` in all."""
+    valid = {node_id for node_id, _ in ranking}
+    picked = [node_id for node_id in dict.fromkeys(chosen) if node_id in valid][:k]
+    for node_id, _score in ranking:
+        if len(picked) >= k:
+            break
+        if node_id not in picked:
+            picked.append(node_id)
+    return picked
+
+
+@dataclass
+class Selection:
+    node_ids: list[str]
+    method: str  # "llm" or "offline"
+    thinking: str = ""
+    invalid_ids: list[str] = field(default_factory=list)
+    retried: bool = False
+    error: str = ""
+
+
+Chat = Callable[[list[tuple[str, str]]], str]  # [(role, content)] -> reply text
+
+
+def llm_selection(
+    chat: Chat,
+    tree: DocumentTree,
+    question: str,
+    ranking: Sequence[tuple[str, float]],
+    k: int = NODES_PER_FILE,
+) -> Selection:
+    """The LLM's choice of `k` nodes, repaired, validated and filled from `ranking`."""
+    prompt = SELECT_PROMPT.format(
+        k=k, question=question.strip(), doc_name=tree.doc_name, outline=selection_view(tree)
+    )
+    messages = [("user", prompt)]
+    reply = chat(messages)
+    parsed = parse_selection(reply)
+    retried = False
+    if parsed is None:
+        retried = True
+        messages += [("assistant", reply), ("user", REPAIR_PROMPT.format(reply=reply[:2000]))]
+        parsed = parse_selection(chat(messages))
+    if parsed is None:
+        ids = fill_selection([], ranking, k)
+        return Selection(ids, "offline", retried=True, error="the LLM's reply was not JSON twice")
+    thinking, listed = parsed
+    known = set(tree.node_ids())
+    invalid = [node_id for node_id in listed if node_id not in known]
+    ids = fill_selection(listed, ranking, k)
+    return Selection(ids, "llm", thinking, invalid, retried)
+
+
+def parse_selection(reply: str) -> tuple[str, list[str]] | None:
+    """(thinking, node ids) from a reply, repairing the usual breakage; None if hopeless."""
+    data = _loads_repaired(reply)
+    if not isinstance(data, dict):
+        return None
+    listed = data.get("node_list", data.get("selected_node_ids"))
+    if not isinstance(listed, list):
+        return None
+    ids = [_as_id(item) for item in listed]
+    thinking = data.get("thinking", data.get("reasoning", ""))
+    return str(thinking), [node_id for node_id in ids if node_id]
+
+
+def _as_id(item: Any) -> str:
+    if isinstance(item, int) and not isinstance(item, bool):
+        return f"{item:04d}"
+    if isinstance(item, str) and item.strip().isdigit():
+        return f"{int(item.strip()):04d}"
+    return ""
+
+
+def _loads_repaired(reply: str) -> Any:
+    """JSON from a reply: code fences, text around the object, trailing commas and single
+    quotes are tolerated."""
+    text = re.sub(r"```(?:json)?", "", reply).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    body = text[start : end + 1]
+    for candidate in (body, re.sub(r",\s*([}\]])", r"\1", body)):
+        for variant in (candidate, candidate.replace("'", '"')):
+            try:
+                return json.loads(variant)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def chunk_scores_by_doc(scored: Sequence[tuple[str, str, float]]) -> dict[str, dict[str, float]]:
+    """(doc_id, chunk_id, score) triples grouped by document."""
+    grouped: defaultdict[str, dict[str, float]] = defaultdict(dict)
+    for doc_id, chunk_id, score in scored:
+        grouped[doc_id][chunk_id] = max(score, grouped[doc_id].get(chunk_id, score))
+    return dict(grouped)

@@ -1,0 +1,41 @@
+"""Trees of the shared PDFs against outlines labelled by reading them (test/data/outlines)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from helpers import PROJECT_DIR, shared_eval_file
+
+from citerag.parse.pymupdf_parser import PyMuPDFParser
+from citerag.tree.build import build_tree
+from citerag.tree.evaluate import load_outline, score_tree
+from citerag.tree.schema import tree_errors
+
+OUTLINES = PROJECT_DIR / "test" / "data" / "outlines"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("folder", "pdf", "minimum"),
+    [
+        ("career_ai", "eBook-How-to-Build-a-Career-in-AI.pdf", 0.9),
+        ("finance", "NETFLIX_2020_10K.pdf", 0.9),
+        ("finance", "MICROSOFT_2021_10K.pdf", 0.9),
+        ("paul_graham", "paul_graham_essay.pdf", 0.0),
+    ],
+)
+def test_heading_precision_and_recall(folder: str, pdf: str, minimum: float) -> None:
+    path = shared_eval_file(folder, pdf)
+    started = time.perf_counter()
+    parsed = PyMuPDFParser().parse(path, "x" * 64)
+    parse_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    tree = build_tree(path, parsed)
+    tree_seconds = time.perf_counter() - started
+    score = score_tree(tree, load_outline(OUTLINES / pdf.replace(".pdf", ".json")))
+    assert score.precision >= minimum, score.unmatched_predictions
+    assert score.recall >= minimum, score.missed_labels
+    assert score.span_accuracy >= minimum
+    assert tree_errors(tree.to_pageindex(with_text=True)) == []
+    assert tree_seconds <= 0.05 * parse_seconds + 0.5  # a small share of ingest (parse alone)
