@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
@@ -15,6 +16,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
+from citerag.enrich.step import build_enricher
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
@@ -66,15 +68,24 @@ class Engine:
         docstore: DocStore | None = None,
         vectors: VectorIndex | None = None,
         embedder: Embedder | None = None,
+        schema: Any | None = None,
     ) -> None:
+        """`schema`: the collection's extraction schema (`extraction_schemas.get_schema`), which
+        GLiNER's labels and LangExtract's attributes come from; None uses generic labels."""
         self.settings = settings
         settings.storage_dir.mkdir(parents=True, exist_ok=True)
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.embedder = embedder or Embedder(settings.embedding_model)
         self.embed_model = LocalEmbedding(self.embedder)
+        self.schema = schema
         self._ingestor = Ingestor(
-            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir
+            settings,
+            self.docstore,
+            self.vectors,
+            self.embedder,
+            self.bm25_dir,
+            build_enricher(settings, schema),
         )
         self._states: dict[str, CollectionState] = {}
         self._lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""Ingestion: validate → parse → chunk → embed → store, idempotent and all-or-nothing.
+"""Ingestion: validate → parse → chunk → enrich → embed → store, idempotent and all-or-nothing.
 
 A document is keyed by the hash of its bytes and of the settings that shape its stored chunks
 (parser, chunking, embedding model), so a change of those re-ingests it and the chunks of the
@@ -23,6 +23,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.nodes import (
     block_type_of,
@@ -63,6 +64,7 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
         "format": CHUNK_FORMAT,
+        "metadata": settings.metadata,
     }
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
@@ -85,8 +87,10 @@ class Ingestor:
         vectors: VectorIndex,
         embedder: Embedder,
         bm25_dir: Callable[[str], Path],
+        enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
+        self._enricher = enricher or Enricher("none")
         self._docstore = docstore
         self._vectors = vectors
         self._embedder = embedder
@@ -121,6 +125,8 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        step("enrich")
+        self._enricher.enrich(chunks)
         step("tree")
         tree = build_tree_logged(path, parsed, chunks)
         step("embed")
