@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -21,11 +22,14 @@ from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
+from citerag.query.subquestions import CitedSubQuestionEngine
 from citerag.retrieve.collection_state import CollectionState, load_collection_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, VectorIndex
 from citerag.store.factory import open_docstore, open_vector_index
+from citerag.tools.base import ToolContext
+from citerag.tools.registry import build_question_generator, build_tools
 
 log = logging.getLogger(__name__)
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -135,6 +139,19 @@ class Engine:
         state = self._non_empty_state(collection)
         return self.factory.query_engine(state, top_k=top_k, filters=filters)
 
+    def subquestion_engine(
+        self,
+        collection: str,
+        top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+    ) -> CitedSubQuestionEngine:
+        """The sub-question engine over one collection: facts, pages, summary, sections."""
+        context = ToolContext(
+            self.factory, self._non_empty_state(collection), self.docstore, top_k, filters
+        )
+        generator = build_question_generator(self.factory.answerer)
+        return CitedSubQuestionEngine(build_tools(context), generator, context)
+
     def query(
         self,
         question: str,
@@ -142,10 +159,17 @@ class Engine:
         top_k: int | None = None,
         page_range: PageRange | None = None,
         filters: MetadataFilters | None = None,
+        plan: bool = True,
     ) -> AnswerResult:
+        """`plan`: sub-questions routed to tools (a plain question is one `facts` call);
+        False: one retrieval over the whole question."""
         if page_range is not None:
             filters = page_filters(page_range.first, page_range.last)
-        engine = self.query_engine(collection, top_k=top_k, filters=filters)
+        engine: BaseQueryEngine = (
+            self.subquestion_engine(collection, top_k, filters)
+            if plan
+            else self.query_engine(collection, top_k=top_k, filters=filters)
+        )
         response = engine.query(QueryBundle(checked_question(question)))
         return answer_from_response(response)  # type: ignore[arg-type]
 

@@ -119,6 +119,27 @@ class QueryFactory:
             self._vectors, self._docstore, state, self.embed_model, self.retrieval, filters
         )
 
+    def list_filtered_retriever(
+        self,
+        state: CollectionState,
+        filters: MetadataFilters | None,
+        list_filters: MetadataFilters | None,
+        scope: str = "vector",
+    ) -> HybridRetriever:
+        """The hybrid retriever with a sub-question's list-field filters (years, entities)."""
+        from citerag.tools.retriever import ListFilteredRetriever
+
+        return ListFilteredRetriever(
+            self._vectors,
+            self._docstore,
+            state,
+            self.embed_model,
+            self.retrieval,
+            filters,
+            list_filters=list_filters,
+            scope=scope,
+        )
+
     def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:
         def sentence_vectors(chunk_ids: Sequence[str]) -> Any:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)

@@ -155,12 +155,14 @@ class MilvusIndex:
         top_k: int,
         page_range: PageRange | None = None,
         doc_ids: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Per query vector, (chunk id, cosine similarity) pairs, best first."""
+        """Per query vector, (chunk id, cosine similarity) pairs, best first; `ids` limits the
+        search to those chunks (how filters on enrichment lists reach Milvus)."""
         queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        if top_k < 1 or len(queries) == 0 or (doc_ids is not None and not doc_ids):
+        if top_k < 1 or len(queries) == 0 or any(x is not None and not x for x in (doc_ids, ids)):
             return empty
         with self._lock:
             if not self._client.has_collection(name):
@@ -170,7 +172,7 @@ class MilvusIndex:
                 name,
                 data=list(queries),
                 limit=top_k,
-                filter=_filter(page_range, doc_ids),
+                filter=_filter(page_range, doc_ids, ids),
                 output_fields=["id"],
             )
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
@@ -293,12 +295,16 @@ def _entity(row: VectorRow) -> dict[str, Any]:
     return entity
 
 
-def _filter(page_range: PageRange | None, doc_ids: Sequence[str] | None) -> str:
+def _filter(
+    page_range: PageRange | None, doc_ids: Sequence[str] | None, ids: Sequence[str] | None = None
+) -> str:
     clauses = []
     if page_range is not None:
         clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
     if doc_ids is not None:
         clauses.append(f"doc_id in [{', '.join(_quoted(d) for d in doc_ids)}]")
+    if ids is not None:
+        clauses.append(f"id in [{', '.join(_quoted(i) for i in ids)}]")
     return " and ".join(f"({clause})" for clause in clauses)
 
 
