@@ -123,10 +123,11 @@ class QueryFactory:
         self,
         state: CollectionState,
         filters: MetadataFilters | None,
-        list_filters: MetadataFilters | None,
-        scope: str = "vector",
+        vector_filters: MetadataFilters | None = None,
+        hard_filters: MetadataFilters | None = None,
     ) -> HybridRetriever:
-        """The hybrid retriever with a sub-question's list-field filters (years, entities)."""
+        """The hybrid retriever with a sub-question's list-field filters (years, entities):
+        `vector_filters` on the vector search only, `hard_filters` on every ranking."""
         from citerag.tools.retriever import ListFilteredRetriever
 
         return ListFilteredRetriever(
@@ -136,8 +137,8 @@ class QueryFactory:
             self.embed_model,
             self.retrieval,
             filters,
-            list_filters=list_filters,
-            scope=scope,
+            vector_filters=vector_filters,
+            hard_filters=hard_filters,
         )
 
     def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:

@@ -39,7 +39,7 @@ class ToolContext:
     docstore: DocStore
     top_k: int | None = None
     base_filters: MetadataFilters | None = None  # the caller's own (e.g. --pages), on every tool
-    filter_fields: tuple[str, ...] = ("years", "entities")  # list fields that filter retrieval
+    filter_scopes: dict[str, str] = field(default_factory=dict)  # overrides facts.FILTER_SCOPES
     _trees: dict[str, DocumentTree | None] = field(default_factory=dict)
 
     @property

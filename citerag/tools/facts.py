@@ -1,4 +1,8 @@
-"""`facts`: hybrid retrieval, reranked and highlighted, with the sub-question's own filters."""
+"""`facts`: hybrid retrieval, reranked and highlighted, with the sub-question's own filters.
+
+Years restrict every ranking and entities the vector search only (the seed's way), as measured
+on the Paul Graham year and compound questions (benchmarks/results/subquestions.md).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.plan.filters import SubQuestionFilters, metadata_filters
 from citerag.tools.base import ToolEngine, ToolResult, postprocess
 
-FILTER_SCOPE = "vector"  # chosen by measurement: benchmarks/results/subquestions.md
+# field -> "both" (every ranking), "vector" (the vector search only) or "none"
+FILTER_SCOPES: dict[str, str] = {"years": "both", "entities": "vector"}
 
 
 class FactsEngine(ToolEngine):
@@ -17,20 +22,29 @@ class FactsEngine(ToolEngine):
         "Facts from the documents: hybrid keyword and vector search over passages, for any "
         "question about what the documents say (people, events, numbers, definitions)."
     )
-    scope = FILTER_SCOPE
 
-    def list_filters(self, filters: SubQuestionFilters) -> MetadataFilters | None:
-        fields = self.context.filter_fields
-        return metadata_filters(
-            filters, use_years="years" in fields, use_entities="entities" in fields
-        )
+    def scoped_filters(
+        self, filters: SubQuestionFilters
+    ) -> tuple[MetadataFilters | None, MetadataFilters | None]:
+        """(vector-only filters, filters on every ranking) from the sub-question's own."""
+        scopes = {**FILTER_SCOPES, **self.context.filter_scopes}
+
+        def on(scope: str) -> MetadataFilters | None:
+            return metadata_filters(
+                filters,
+                use_years=scopes.get("years") == scope,
+                use_entities=scopes.get("entities") == scope,
+            )
+
+        return on("vector"), on("both")
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         context = self.context
+        vector_filters, hard_filters = self.scoped_filters(filters)
         retriever = context.factory.list_filtered_retriever(
-            context.state, context.base_filters, self.list_filters(filters), self.scope
+            context.state, context.base_filters, vector_filters, hard_filters
         )
         retrieved = retriever.retrieve(query)
         nodes = postprocess(retrieved, query, context.postprocessors())
-        notes = {} if retriever.matched is None else {"filteredChunks": retriever.matched}
+        notes = {f"{kind}FilterChunks": n for kind, n in retriever.matched.items()}
         return ToolResult(nodes, len(retrieved), notes)

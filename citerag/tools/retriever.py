@@ -1,11 +1,12 @@
-"""Hybrid retrieval with a sub-question's list-field filters (years, entities) on one side.
+"""Hybrid retrieval with a sub-question's list-field filters (years, entities).
 
-The seed filters the vector search and leaves BM25 unfiltered: keyword matches are kept, and
-the embedding, which cannot tell 1996 from 1997, is held to chunks that carry the year. The
-matching chunk ids are found in the collection state and pushed to Milvus as `id in [...]`
-(Milvus Lite's `array_contains` is slow and loses recall under HNSW). A filter that no chunk
-matches is dropped rather than emptying the search. `scope` says which rankings it restricts:
-"vector" (the seed's, the default), "both", or "none".
+Two kinds of filter: `vector_filters` restrict the vector search only (the seed's way: BM25
+keeps every keyword match, and the embedding, which cannot tell 1996 from 1997, is held to
+chunks that carry the value), `hard_filters` restrict every ranking. Which field goes where is
+chosen by measurement (benchmarks/results/subquestions.md). Matching chunk ids are found in the
+collection state and pushed to Milvus as `id in [...]` (Milvus Lite's `array_contains` is slow
+and loses recall under HNSW). A filter that no chunk matches is dropped, not left to empty the
+search.
 """
 
 from __future__ import annotations
@@ -19,35 +20,32 @@ from citerag.retrieve.filters import matches, pushdown
 from citerag.retrieve.hybrid import HybridRetriever
 
 MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
-SCOPES = ("vector", "both", "none")
 
 
 class ListFilteredRetriever(HybridRetriever):
     def __init__(
         self,
         *args: Any,
-        list_filters: MetadataFilters | None = None,
-        scope: str = "vector",
+        vector_filters: MetadataFilters | None = None,
+        hard_filters: MetadataFilters | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self._list_filters = list_filters if scope != "none" else None
-        self._scope = scope
-        self.matched: int | None = None  # chunks the list filters matched (None: no filter)
+        self._vector_filters = vector_filters
+        self._hard_filters = hard_filters
+        self.matched: dict[str, int] = {}  # chunks each kind of filter matched
 
-    def _list_allowed(self, allowed: set[str] | None) -> set[str] | None:
-        if self._list_filters is None or not self._list_filters.filters:
-            return None
-        places = self._state.places
-        pool = places.keys() if allowed is None else allowed
-        wanted = {cid for cid in pool if matches(places[cid], self._list_filters)}
-        self.matched = len(wanted)
-        return wanted or None
+    def _allowed_chunks(self) -> set[str] | None:
+        allowed = super()._allowed_chunks()
+        hard = self._matching(self._hard_filters, allowed, "hard")
+        return allowed if hard is None else hard
 
     def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
-        wanted = self._list_allowed(allowed)
+        wanted = self._matching(self._vector_filters, allowed, "vector")
         if wanted is None:
-            return super()._dense(query_vector, allowed)
+            if allowed is None or self._hard_filters is None:
+                return super()._dense(query_vector, allowed)
+            wanted = allowed
         page_range, doc_ids = pushdown(self._filters)
         pushed = sorted(wanted) if len(wanted) <= MAX_PUSHED_IDS else None
         hits = self._vectors.search(
@@ -60,9 +58,15 @@ class ListFilteredRetriever(HybridRetriever):
         )[0]
         return [cid for cid, _ in hits if cid in wanted]
 
-    def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
-        if self._scope == "both":
-            wanted = self._list_allowed(allowed)
-            if wanted is not None:
-                allowed = wanted
-        return super()._keyword(question, allowed)
+    def _matching(
+        self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
+    ) -> set[str] | None:
+        """Chunk ids (among `allowed`) the filters match; None when there is no filter or
+        nothing matches."""
+        if filters is None or not filters.filters:
+            return None
+        places = self._state.places
+        pool = places.keys() if allowed is None else allowed
+        wanted = {cid for cid in pool if matches(places[cid], filters)}
+        self.matched[kind] = len(wanted)
+        return wanted or None
