@@ -166,9 +166,15 @@ function renderSources() {
     content.className = "content";
     content.append(markedContent(source));
     card.append(meta, content);
+    requestAnimationFrame(() => scrollToFirstMark(content));
     card.addEventListener("click", () => openSource(source.citationNumber));
     return card;
   }));
+}
+
+function scrollToFirstMark(content) {
+  const mark = content.querySelector("mark");
+  if (mark) content.scrollTop = Math.max(0, mark.offsetTop - 8);
 }
 
 function documentUrl(source) {
@@ -222,23 +228,40 @@ function showImage(blob) {
   });
 }
 
-// One box per highlight, placed in percent of the page so it follows the image's size.
+// One box per highlight, placed in percent of the page so it follows the image's size; inside
+// it, the highlight's own lines are shaded.
 function drawBoxes(source, page) {
   const fallback = unionOf(source.boxes);
-  const boxes = page.highlights.map((h) => ({ box: h.box || fallback, exact: Boolean(h.box) }));
-  $("page-boxes").replaceChildren(...boxes.filter((b) => b.box).map(({ box, exact }, index) => {
+  const found = page.highlights.map((h) => ({
+    box: h.box || fallback, rects: h.rects, exact: Boolean(h.box),
+  }));
+  const drawn = found.map(({ box, rects, exact }, index) => {
+    if (!box) return null;
     const element = document.createElement("div");
     element.className = exact ? "highlight-box" : "highlight-box approximate";
     element.dataset.highlight = String(index);
     element.title = source.highlights[index].text;
-    Object.assign(element.style, {
-      left: `${(box.x0 / page.width) * 100}%`,
-      top: `${(box.y0 / page.height) * 100}%`,
-      width: `${((box.x1 - box.x0) / page.width) * 100}%`,
-      height: `${((box.y1 - box.y0) / page.height) * 100}%`,
-    });
+    place(element, box, { x0: 0, y0: 0, x1: page.width, y1: page.height });
+    for (const rect of exact ? rects : []) {
+      const line = document.createElement("div");
+      line.className = "highlight-line";
+      place(line, rect, box);
+      element.append(line);
+    }
     return element;
-  }));
+  });
+  $("page-boxes").replaceChildren(...drawn.filter(Boolean));
+}
+
+function place(element, box, within) {
+  const width = within.x1 - within.x0;
+  const height = within.y1 - within.y0;
+  Object.assign(element.style, {
+    left: `${((box.x0 - within.x0) / width) * 100}%`,
+    top: `${((box.y0 - within.y0) / height) * 100}%`,
+    width: `${((box.x1 - box.x0) / width) * 100}%`,
+    height: `${((box.y1 - box.y0) / height) * 100}%`,
+  });
 }
 
 function unionOf(boxes) {
