@@ -1,9 +1,10 @@
 """The viewer in headless Chromium (Debian's, driven by Playwright): ask, watch the answer
 arrive, click [1], see its page with one box per highlight. A screenshot is kept in
-test/artifacts/ for a person to look at."""
+test/artifacts/ for a person to look at. CHROMIUM_PATH names another Chromium binary."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,6 @@ from helpers import DEMO_PDF, PROJECT_DIR
 from serve_helpers import running_server, upload_and_wait
 
 pytestmark = pytest.mark.slow
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = PROJECT_DIR / "test" / "artifacts"
 QUESTION = "How is the fused score of a chunk computed?"
 TIMEOUT_MS = 60_000
@@ -37,11 +37,13 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists() and not shutil.which("chromium"):
+    from playwright.sync_api import sync_playwright
+
+    chromium = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).is_file():
         pytest.fail("Chromium is missing: `apt-get install -y chromium` (setup.sh does this)")
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 
