@@ -5,6 +5,7 @@ test_serve_openai.py)."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ import pymupdf
 import pytest
 from fastapi.testclient import TestClient
 
+import main
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.engine import DocumentSummary
 from citerag.errors import BackendUnavailable, InputError
@@ -368,3 +370,15 @@ def test_openapi_documents_every_endpoint(api: tuple[TestClient, FakeEngine]) ->
 
 def test_unknown_endpoint_is_a_json_404(api: tuple[TestClient, FakeEngine]) -> None:
     assert_one_sentence_error(api[0].get("/api/nothing"), 404, "/docs")
+
+
+def test_serve_on_a_busy_port_is_one_sentence_before_the_engine_opens(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main.main(["serve", "--port", str(port)]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: Cannot listen on 127.0.0.1:{port}") and err.count("\n") == 1
