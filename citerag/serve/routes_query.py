@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -43,10 +44,16 @@ async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | 
     if not body.stream:
         return chat.chat_completion(result, body.model)
     return StreamingResponse(
-        chat.sse_events(result, body.model),
+        _async(chat.sse_events(result, body.model)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _async(events: Iterator[str]) -> AsyncIterator[str]:
+    """The events from the event loop itself (a plain iterator costs a thread hop per event)."""
+    for event in events:
+        yield event
 
 
 @router.get("/v1/models", tags=["openai"], summary="The collections, as OpenAI models")
