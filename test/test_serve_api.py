@@ -5,6 +5,7 @@ test_serve_openai.py)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator, Sequence
@@ -365,7 +366,18 @@ def test_openapi_documents_every_endpoint(api: tuple[TestClient, FakeEngine]) ->
         "/api/collections/{collection}/documents/{name}/pages/{page}/image",
         "/api/collections/{collection}/documents/{name}/pages/{page}/boxes",
     } <= set(paths)
-    assert client.get("/docs").status_code == 200
+
+
+def test_the_docs_page_loads_its_scripts_from_this_server(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, _ = api
+    page = client.get("/docs").text
+    assets = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page)
+    assert any(a.endswith("swagger-ui-bundle.js") for a in assets)
+    for asset in assets:
+        assert asset.startswith("/"), f"/docs fetches {asset} from elsewhere"
+        assert client.get(asset).status_code == 200
 
 
 def test_unknown_endpoint_is_a_json_404(api: tuple[TestClient, FakeEngine]) -> None:

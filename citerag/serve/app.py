@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citerag.serve.errors import error_body, install_error_handlers
@@ -44,7 +45,7 @@ def create_app(engine: ServedEngine, pdf_folders: Sequence[Path] = ()) -> FastAP
         yield
         state.uploads.shutdown()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not from a CDN
         title="citerag",
         summary="Cited, highlighted answers over PDFs; OpenAI-compatible chat completions.",
         version="0.1.0",
