@@ -58,6 +58,8 @@ class FakeEngine:
     ingested: list[tuple[str, str]] = field(default_factory=list)
     asked: list[tuple[str, str, int | None, PageRange | None]] = field(default_factory=list)
     failure: Exception | None = None
+    model: str = "extractive"
+    tokens: int = 0
 
     def query(
         self,
@@ -75,7 +77,9 @@ class FakeEngine:
             Source("n1", "a.pdf", 1, "Intro", content, 0.9, 1, [Highlight(content[:33], 0, 33)]),
             Source("n2", "a.pdf", 2, "Pages", content, 0.5, 2, []),
         ]
-        return AnswerResult(ANSWER, sources, AnswerMetadata(model="extractive"))
+        return AnswerResult(
+            ANSWER, sources, AnswerMetadata(model=self.model, tokens_used=self.tokens)
+        )
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -161,6 +165,21 @@ def test_streamed_pieces_join_to_the_answer_and_sources_come_last(
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
     assert [s["id"] for s in chunks[-1]["sources"]] == ["n1", "n2"]
     assert all("sources" not in c for c in chunks[:-1])
+
+
+def test_usage_is_reported_only_when_an_llm_counted_tokens(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, engine = api
+    body = {"model": "demo", "messages": [{"role": "user", "content": "How?"}]}
+    assert client.post("/v1/chat/completions", json=body).json()["usage"] is None
+    engine.model, engine.tokens = "gpt-4o-mini", 321
+    whole = client.post("/v1/chat/completions", json=body).json()
+    assert whole["usage"]["total_tokens"] == 321
+    assert whole["metadata"]["model"] == "gpt-4o-mini"
+    with client.stream("POST", "/v1/chat/completions", json={**body, "stream": True}) as response:
+        events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    assert json.loads(events[-2])["usage"]["total_tokens"] == 321
 
 
 def test_unknown_collection_is_404_and_never_reaches_the_engine(
