@@ -48,21 +48,14 @@ async def upload_status(job_id: str, state: State) -> dict[str, Any]:
 async def list_documents(
     state: State, collection: Annotated[str | None, Query()] = None
 ) -> list[dict[str, object]]:
-    names = None
-    if collection is not None:
-        names = [state.existing_collection(safe_collection(collection))]
-    documents = await state.run(state.engine.list_documents, names)
-    return [d.to_dict() for d in documents]
+    names = None if collection is None else [safe_collection(collection)]
+    return await state.run(_listing, state, names)
 
 
 @router.delete(DOCUMENT, summary="Remove a document (every version of that name)")
 async def delete_document(collection: str, name: str, state: State) -> dict[str, Any]:
     collection, name = safe_collection(collection), safe_document_name(name)
-    state.existing_collection(collection)
-    removed = await state.run(state.engine.delete, name, collection)
-    if not removed:
-        raise ApiError(404, f"No document named {name!r} in collection {collection!r}.")
-    state.pages.forget(collection, name)
+    removed = await state.run(_delete, state, collection, name)
     return {"deleted": removed, "collection": collection, "name": name}
 
 
@@ -95,6 +88,21 @@ async def page_boxes(
     """Page size in PDF points (origin top-left) and one box per highlight (null: not found)."""
     path = await state.run(_pdf_path, state, collection, name)
     return await state.run(state.pages.boxes, path, page, body.highlights)
+
+
+def _listing(state: Served, names: list[str] | None) -> list[dict[str, object]]:
+    for name in names or []:
+        state.existing_collection(name)
+    return [d.to_dict() for d in state.engine.list_documents(names)]
+
+
+def _delete(state: Served, collection: str, name: str) -> int:
+    state.existing_collection(collection)
+    removed = state.engine.delete(name, collection)
+    if not removed:
+        raise ApiError(404, f"No document named {name!r} in collection {collection!r}.")
+    state.pages.forget(collection, name)
+    return removed
 
 
 def _pdf_path(state: Served, collection: str, name: str) -> Path:
