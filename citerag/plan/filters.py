@@ -50,7 +50,7 @@ class SubQuestionFilters:
 def filters_for(question: str, known_entities: Iterable[str] = ()) -> SubQuestionFilters:
     refs = label_refs(question)
     return SubQuestionFilters(
-        years=years(question),
+        years=years(question, expand_decades=True),
         dates=dates(question),
         labels=[r.key for r in refs if r.kind not in _SECTION_KINDS],
         sections=[r.key for r in refs if r.kind in _SECTION_KINDS],

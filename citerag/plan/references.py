@@ -108,15 +108,20 @@ def _label_numbers(listed: str) -> list[str]:
     return [n for n in numbers if n]
 
 
-def years(text: str) -> list[str]:
-    """Four-digit years (1800-2099) and decades ("the 1990s" counts as its ten years)."""
+def years(text: str, expand_decades: bool = False) -> list[str]:
+    """Four-digit years (1800-2099) and decades as written ("1990s"). A question expands a
+    decade to its ten years too (it asks about any of them); a passage does not (a passage on
+    "the 1990s" does not mention 1996)."""
     found: dict[str, None] = {}
     for match in _YEAR.finditer(text):
-        found.setdefault(match.group(1), None)
+        if not text[match.end() : match.end() + 1] == "s":
+            found.setdefault(match.group(1), None)
     for match in _DECADE.finditer(text):
-        start = int(match.group(1))
-        for year in range(start, start + 10):
-            found.setdefault(str(year), None)
+        found.setdefault(f"{match.group(1)}s", None)
+        if expand_decades:
+            start = int(match.group(1))
+            for year in range(start, start + 10):
+                found.setdefault(str(year), None)
     return list(found)
 
 

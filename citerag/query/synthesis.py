@@ -92,7 +92,11 @@ def citation_numbers(
 
 
 def _with_neighbours(part: SubAnswer, context: ToolContext) -> list[NodeWithScore]:
+    """The part's nodes with edge neighbours added, unless a hard filter holds the part to
+    chunks that carry a value (a neighbour need not carry it)."""
     nodes = part.nodes
+    if part.result is not None and part.result.notes.get("hardFilterChunks"):
+        return nodes
     expanded = NeighbourExpansion(context.chunks).postprocess_nodes(nodes)
     present = {n.node.node_id for n in nodes}
     added = [n for n in expanded if n.node.node_id not in present]
