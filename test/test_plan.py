@@ -77,7 +77,9 @@ def test_routes_by_pattern(question: str, tool: str) -> None:
 
 def test_page_spans_and_labels_are_normalized() -> None:
     assert page_spans("see pages 3-5 and 9, or pp. 10–12") == [
-        PageSpan(3, 5), PageSpan(9, 9), PageSpan(10, 12)
+        PageSpan(3, 5),
+        PageSpan(9, 9),
+        PageSpan(10, 12),
     ]
     assert label_refs("fig. 2, Eq. (3), Table 1, Section 2.1 and Item 7A") == [
         LabelRef("figure", "2"),
@@ -103,7 +105,8 @@ def test_filters_come_from_the_sub_question_text() -> None:
     assert found.entities == ["Robert Morris", "Viaweb"]  # "Robert" is inside a longer match
     assert entity_mentions("What is lisping?", known) == []
     assert filters_for("Describe Figure 3 on page 4").to_dict() == {
-        "labels": ["figure:3"], "pages": [[4, 4]]
+        "labels": ["figure:3"],
+        "pages": [[4, 4]],
     }
     metadata = metadata_filters(found)
     assert metadata is not None

@@ -27,7 +27,9 @@ SEED = "What did the author do in 1980, in 1996 and in 2019?"
 
 def plan_with(replies: list[str], question: str = SEED) -> tuple[list[tuple[str, str]], str, int]:
     with running_server([ScriptedReply(r) for r in replies]) as server:
-        settings = Settings(llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url)
+        settings = Settings(
+            llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
+        )
         llm = build_llm(settings)
         assert llm is not None
         generator = RobustLLMQuestionGenerator(llm)
@@ -43,7 +45,9 @@ def items(*pairs: tuple[str, str]) -> str:
 def test_valid_sub_questions_are_used_and_the_prompt_lists_the_tools() -> None:
     reply = items(("What did the author do in 1980?", "facts"), ("Describe Figure 1", "pages"))
     with running_server([ScriptedReply(reply)]) as server:
-        settings = Settings(llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url)
+        settings = Settings(
+            llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
+        )
         llm = build_llm(settings)
         assert llm is not None
         plan = RobustLLMQuestionGenerator(llm).generate(TOOLS, QueryBundle(SEED))

@@ -26,9 +26,9 @@ _PERCENT = re.compile(r"\b\d+(?:\.\d+)?\s?(?:%|percent\b)", re.I)
 _CAPTION = re.compile(
     r"^\s*(figure|fig\.|table|exhibit)\s+(\d+(?:\.\d+)*[a-z]?)\s*[:.]", re.I | re.M
 )
-_EQUATION_TAG = re.compile(r"[=∑Σ∫].*\((\d+(?:\.\d+)?)\)\s*$", re.M)
+_EQUATION_TAG = re.compile(r"[=∑Σ∫][^\n]*(?:\n[ \t]*)?\((\d+(?:\.\d+)?)\)[ \t]*$", re.M)
 _CAPTION_KIND = {"figure": "figure", "fig.": "figure", "table": "table", "exhibit": "table"}
-_WORD = r"[A-Z][\w'’.&-]*[\w]"
+_WORD = r"[A-Z](?:[\w'’.&-]*\w)?"
 _NAME = re.compile(
     rf"(?<![\w.])({_WORD}(?:\s+(?:(?:of|de|del|van|von|the|&)\s+)?(?:{_WORD}|\d{{2,4}}))*)"
 )
@@ -159,7 +159,7 @@ def named_entities(
 
 def _trimmed(name: str) -> str:
     words = name.rstrip(".'’").split()
-    while words and words[0].casefold() in _STOP:
+    while words and (words[0].casefold() in _STOP or words[0].isdigit()):
         words = words[1:]
     while words and words[-1].casefold() in ("of", "de", "the", "and", "&"):
         words = words[:-1]

@@ -114,7 +114,7 @@ def years(text: str, expand_decades: bool = False) -> list[str]:
     "the 1990s" does not mention 1996)."""
     found: dict[str, None] = {}
     for match in _YEAR.finditer(text):
-        if not text[match.end() : match.end() + 1] == "s":
+        if text[match.end() : match.end() + 1] != "s":
             found.setdefault(match.group(1), None)
     for match in _DECADE.finditer(text):
         found.setdefault(f"{match.group(1)}s", None)
