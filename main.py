@@ -5,6 +5,7 @@ python main.py ingest PATH... [--collection NAME | --article NAME]
 python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
+python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
 python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
@@ -53,9 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
     query.add_argument(
         "--mode",
-        choices=("hybrid", "tree"),
+        choices=("hybrid", "single", "tree"),
         default="hybrid",
-        help="hybrid: cited chunks (default); tree: 5 sections per file, across files",
+        help="hybrid: sub-questions routed to facts/pages/summary/sections, cited chunks "
+        "(default); single: one retrieval over the whole question; tree: 5 sections per file",
     )
     query.add_argument("--top-k-files", type=positive_int, default=3, help="files (tree mode)")
 
@@ -190,11 +192,23 @@ def load_settings(article: str | None = None) -> Any:
     return settings_from_config(load_config(), article)
 
 
+def load_schema(article: str | None) -> Any:
+    """The article's extraction schema (extraction_schemas.py), or None for a bare collection."""
+    if article is None:
+        return None
+    name = getattr(load_config(), "ARTICLE_CONFIGS", {}).get(article, {}).get("schema")
+    if not name:
+        return None
+    import extraction_schemas
+
+    return extraction_schemas.get_schema(str(name))
+
+
 @contextmanager
 def open_engine(article: str | None = None) -> Iterator[Any]:
     from citerag.engine import Engine
 
-    engine = Engine(load_settings(article))
+    engine = Engine(load_settings(article), schema=load_schema(article))
     try:
         yield engine
     finally:
@@ -259,7 +273,9 @@ def _answer(engine: Any, args: argparse.Namespace, question: str, collection: st
         from citerag.tree.service import tree_answer
 
         return tree_answer(engine, question, collection, top_k_files=args.top_k_files)
-    return engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
+    return engine.query(
+        question, collection, top_k=args.top_k, page_range=args.pages, plan=args.mode != "single"
+    )
 
 
 def run_tree(args: argparse.Namespace) -> int:

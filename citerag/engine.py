@@ -18,6 +18,7 @@ from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
 from citerag.enrich.step import build_enricher
+from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
@@ -44,6 +45,7 @@ class DocumentSummary:
     parser: str
     chunks_in_milvus: int
     chunks_in_docstore: int
+    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.summary)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -54,6 +56,7 @@ class DocumentSummary:
             "parser": self.parser,
             "chunksInMilvus": self.chunks_in_milvus,
             "chunksInDocstore": self.chunks_in_docstore,
+            "metadata": self.metadata or {"enrichedBy": "none", "fields": {}},
         }
 
 
@@ -144,10 +147,13 @@ class Engine:
         collection: str,
         top_k: int | None = None,
         filters: MetadataFilters | None = None,
+        filter_scopes: dict[str, str] | None = None,
     ) -> CitedSubQuestionEngine:
-        """The sub-question engine over one collection: facts, pages, summary, sections."""
+        """The sub-question engine over one collection: facts, pages, summary, sections.
+        `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
+        state = self._non_empty_state(collection)
         context = ToolContext(
-            self.factory, self._non_empty_state(collection), self.docstore, top_k, filters
+            self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
         )
         generator = build_question_generator(self.factory.answerer)
         return CitedSubQuestionEngine(build_tools(context), generator, context)
@@ -215,6 +221,9 @@ class Engine:
                             self.vectors.count(collection, record.doc_id) if has_vectors else 0
                         ),
                         chunks_in_docstore=self.docstore.count_chunks(collection, record.doc_id),
+                        metadata=enrichment_summary(
+                            self.docstore.chunks_of(collection, record.doc_id)
+                        ),
                     )
                 )
         return summaries

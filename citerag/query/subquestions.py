@@ -55,15 +55,25 @@ class CitedSubQuestionEngine(BaseQueryEngine):
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         started = time.perf_counter()
         question = checked_question(query_bundle.query_str)
-        parts = [self._run(item) for item in self.plan(question)]
+        planned = self.plan(question)
+        vectors = self._embed([item.sub_question for item in planned])
+        parts = [self._run(item, vector) for item, vector in zip(planned, vectors, strict=True)]
         planner = str(getattr(self._question_gen, "last_method", "offline"))
         return synthesize(question, parts, self._context, started, planner)
 
-    def _run(self, item: SubQuestion) -> SubAnswer:
+    def _embed(self, questions: list[str]) -> list[list[float] | None]:
+        """Every sub-question's vector in one batch (one model call, not one per question)."""
+        if len(questions) < 2:
+            return [None] * len(questions)
+        model = self._context.factory.embed_model
+        return list(model.get_text_embedding_batch(questions))
+
+    def _run(self, item: SubQuestion, vector: list[float] | None = None) -> SubAnswer:
         engine = self._engine(item.tool_name)
         filters = engine.filters_for(item.sub_question)
         try:
-            result = engine.sources_for(QueryBundle(item.sub_question), filters)
+            query = QueryBundle(item.sub_question, embedding=vector)
+            result = engine.sources_for(query, filters)
         except InputError:
             raise
         except Exception as error:  # noqa: BLE001 - one failed part is reported, not fatal
