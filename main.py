@@ -201,6 +201,9 @@ def load_schema(article: str | None) -> Any:
         return None
     import extraction_schemas
 
+    if name not in extraction_schemas.SCHEMAS:
+        log.warning("article %r: unknown schema %r; generic entity labels apply", article, name)
+        return None
     return extraction_schemas.get_schema(str(name))
 
 
@@ -273,9 +276,11 @@ def _answer(engine: Any, args: argparse.Namespace, question: str, collection: st
         from citerag.tree.service import tree_answer
 
         return tree_answer(engine, question, collection, top_k_files=args.top_k_files)
-    return engine.query(
-        question, collection, top_k=args.top_k, page_range=args.pages, plan=args.mode != "single"
-    )
+    if args.mode == "single":
+        return engine.query(
+            question, collection, top_k=args.top_k, page_range=args.pages, plan=False
+        )
+    return engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
 
 
 def run_tree(args: argparse.Namespace) -> int:

@@ -74,7 +74,7 @@ class FakeEngine:
 
     opened: list[FakeEngine] = []
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Any, schema: Any = None) -> None:
         self.settings = settings
         self.calls: list[tuple[str, str, Any]] = []
         FakeEngine.opened.append(self)
