@@ -3,6 +3,7 @@ year question on the essay, one citation numbering, and `list --json` showing en
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -106,3 +107,37 @@ def test_list_json_shows_what_each_document_carries(engine: Engine) -> None:
     assert carried["enrichedBy"] == "labels+rules"
     assert {"figure:1", "table:1", "equation:1"} <= set(carried["fields"]["labels"]["top"])
     assert carried["fields"]["entities"]["chunks"] >= 1
+
+
+def test_with_an_llm_the_plan_and_the_answer_come_from_it(engine: Engine) -> None:
+    from fake_openai_server import ScriptedReply, running_server
+
+    from citerag.answer.llm import LLMAnswerer, build_llm
+
+    plan = {
+        "items": [
+            {"sub_question": "What does Figure 1 show?", "tool_name": "page_filter_tool"},
+            {"sub_question": "How is the fused score computed?", "tool_name": "keyphrase_tool"},
+        ]
+    }
+    answer = "The pipeline fuses two rankers <doc=citerag_demo.pdf;page=2> [9]."
+    replies = [ScriptedReply(json.dumps(plan)), ScriptedReply(answer, 100, 20)]
+    factory = engine.factory
+    saved = factory.answerer
+    with running_server(replies) as server:
+        settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=server.base_url)
+        llm = build_llm(settings)
+        assert llm is not None
+        factory.answerer = LLMAnswerer(llm)
+        try:
+            result = engine.query("What does Figure 1 show, and how is the score fused?", "demo")
+        finally:
+            factory.answerer = saved
+    parts = result.metadata.sub_questions
+    assert [(p["tool"], p["planner"]) for p in parts] == [("pages", "llm"), ("facts", "llm")]
+    page2 = next(s.citation_number for s in result.sources if s.page_number == 2)
+    assert result.answer == f"The pipeline fuses two rankers [{page2}]."  # [9] does not exist
+    assert result.metadata.tokens_used == 120
+    prompt = server.requests[1]["messages"][-1]["content"]
+    assert "Answer each part in turn" in prompt and "How is the fused score computed?" in prompt
+    assert "enriched_by" not in prompt and "labels+rules" not in prompt and "x0" not in prompt

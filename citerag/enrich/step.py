@@ -21,12 +21,13 @@ from typing import Any
 
 from llama_index.core.schema import TextNode
 
-from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, ENTITIES, LABELS, TOPICS
+from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, ENTITIES, LABELS, TOPICS, YEARS
 from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
 from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
-from citerag.nodes import block_type_of, label_of
+from citerag.nodes import block_type_of, label_of, table_context_of
+from citerag.plan.references import years
 from citerag.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,9 @@ class Enricher:
         )
         if self.method in ("none", "langextract"):
             fields = [{LABELS: f[LABELS]} for f in fields]
+        else:  # a table row's years are in its header, carried as the chunk's table context
+            for found, chunk in zip(fields, chunks, strict=True):
+                found[YEARS] = years(f"{table_context_of(chunk)}\n{chunk.text}")
         gliner = self.gliner if self.method in ("entity", "both") else None
         if gliner is not None:
             for found, pairs in zip(fields, gliner.entities(texts), strict=True):

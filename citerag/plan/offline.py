@@ -84,8 +84,17 @@ def route(question: str) -> str:
 
 
 def split_sentences(question: str) -> list[str]:
-    """ "X? Y?" and "X. Also, Y": separate questions; a context sentence stays with its question."""
-    pieces = [p.strip() for p in _SENTENCE.split(question.strip()) if p.strip()]
+    """ "X? Y?" and "X. Also, Y": separate questions. A context sentence stays with its
+    question, and so does a request that leans on the question before it ("X? Describe each.")."""
+    pieces: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE.split(question.strip())):
+        if not piece:
+            continue
+        leans_back = pieces and not _LEAD.match(piece) and not piece.endswith("?")
+        if leans_back:
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
     return [_capitalized(_LEAD.sub("", p)) for p in pieces]
 
 
