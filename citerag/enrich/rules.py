@@ -28,7 +28,7 @@ _CAPTION = re.compile(
 )
 _EQUATION_TAG = re.compile(r"[=∑Σ∫][^\n]*(?:\n[ \t]*)?\((\d+(?:\.\d+)?)\)[ \t]*$", re.M)
 _CAPTION_KIND = {"figure": "figure", "fig.": "figure", "table": "table", "exhibit": "table"}
-_WORD = r"[A-Z](?:[\w'’.&-]*\w)?"
+_WORD = r"[A-Z](?:[\w'’.&/-]*\w)?"
 _NAME = re.compile(
     rf"(?<![\w.])({_WORD}(?:\s+(?:(?:of|de|del|van|von|the|&)\s+)?(?:{_WORD}|\d{{2,4}}))*)"
 )
@@ -151,18 +151,25 @@ def named_entities(
 ) -> list[str]:
     found: dict[str, None] = {}
     for match in _NAME.finditer(text):
-        name = _trimmed(match.group(1))
+        name = _trimmed(match.group(1), lower_words, mid_capitals)
         if name and _is_name(name, lower_words, mid_capitals):
             found.setdefault(name, None)
     return list(found)
 
 
-def _trimmed(name: str) -> str:
-    words = name.rstrip(".'’").split()
+def _trimmed(
+    name: str, lower_words: frozenset[str] = frozenset(), mid_capitals: frozenset[str] | None = None
+) -> str:
+    """The run without leading/trailing function words, numbers, and a sentence-initial
+    ordinary word ("Learning Lisp" is "Lisp")."""
+    words = re.sub(r"['’]s$", "", name.rstrip(".'’")).split()
     while words and (words[0].casefold() in _STOP or words[0].isdigit()):
         words = words[1:]
-    while words and words[-1].casefold() in ("of", "de", "the", "and", "&"):
+    while words and (words[-1].casefold() in _STOP or words[-1] == "&"):
         words = words[:-1]
+    first = words[0] if words else ""
+    if len(words) > 1 and first.casefold() in lower_words and first not in (mid_capitals or ()):
+        words = words[1:]
     return " ".join(words[:MAX_ENTITY_WORDS])
 
 
@@ -172,7 +179,15 @@ def _is_name(name: str, lower_words: frozenset[str], mid_capitals: frozenset[str
         return False
     if len(words) > 1:
         return True
-    word = words[0].rstrip("'’s") if words[0].endswith(("'s", "’s")) else words[0]
+    return _is_lone_name(words[0], lower_words, mid_capitals)
+
+
+def _is_lone_name(
+    word: str, lower_words: frozenset[str], mid_capitals: frozenset[str] | None
+) -> bool:
+    """A lone capitalized word is a name when the document never writes it in lower case and
+    (when known) capitalizes it inside a sentence too."""
+    word = word[:-2] if word.endswith(("'s", "’s")) else word
     if word.casefold() in _STOP or len(word) < 2:
         return False
     if word.isupper():
