@@ -123,7 +123,7 @@ def _render(rows: list[tuple[str, float, float]], matching: int) -> str:
     lines = [
         "# A filter on a list field in Milvus Lite",
         "",
-        f"Machine: {describe_machine()}. {ROWS:,} rows × {DIM} dims, {matching} rows hold the "
+        f"{describe_machine()}. {ROWS:,} rows × {DIM} dims, {matching} rows hold the "
         f"year asked; top {TOP_K}, {QUERIES} queries. "
         "Written by `benchmarks/bench_list_filters.py`.",
         "",
