@@ -333,14 +333,16 @@ def test_llm_answer_through_the_cli_cites_the_sources_it_was_given(
         "He started Viaweb <doc=paul_graham_essay.pdf;page=99> and sold it [1]. "
         "Nothing supports this [42]."
     )
-    with running_server([ScriptedReply(reply, prompt_tokens=300, completion_tokens=20)]) as server:
+    plan = '{"items": [{"sub_question": "What was Viaweb?", "tool_name": "facts"}]}'
+    replies = [ScriptedReply(plan), ScriptedReply(reply, prompt_tokens=300, completion_tokens=20)]
+    with running_server(replies) as server:  # the plan, then the answer
         monkeypatch.setenv("LLM_PROVIDER", "openai_like")
         monkeypatch.setenv("LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("LLM_MODEL", "scripted-model")
         code, out, err = run(capsys, "query", "What was Viaweb?", "--collection", "pg", "--json")
     assert code == 0, err
     result = json.loads(out)
-    prompt = "\n".join(str(m["content"]) for m in server.requests[0]["messages"])
+    prompt = "\n".join(str(m["content"]) for m in server.requests[1]["messages"])
     for source in result["sources"]:
         assert f"[{source['citationNumber']}] paul_graham_essay.pdf" in prompt
     cited = [int(n) for n in CITATION.findall(result["answer"])]

@@ -42,6 +42,8 @@ class FakeContext:
     """What synthesis reads of a ToolContext: the answerer and the postprocessors."""
 
     factory = SimpleNamespace(answerer=None)
+    state = SimpleNamespace(places={})
+    base_filters = None
 
     def chunks(self, ids: Any) -> list[Any]:
         return []

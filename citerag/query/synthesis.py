@@ -22,6 +22,7 @@ from citerag.answer.contract import AnswerMetadata, sources_from_nodes
 from citerag.answer.extractive import NO_ANSWER, ExtractiveCandidate, extractive_answer
 from citerag.nodes import HIGHLIGHTS, page_of
 from citerag.plan.filters import SubQuestionFilters
+from citerag.retrieve.filters import matches
 from citerag.retrieve.postprocessors import NeighbourExpansion, PageOrderPostprocessor
 from citerag.retrieve.rerank import RerankPostprocessor
 from citerag.tools.base import ToolContext, ToolResult, postprocess
@@ -81,7 +82,7 @@ def merge_nodes(parts: Sequence[SubAnswer]) -> list[NodeWithScore]:
     nodes = list(merged.values())
     if len([p for p in parts if p.nodes]) > 1:
         return PageOrderPostprocessor().postprocess_nodes(nodes)
-    return nodes
+    return sorted(nodes, key=lambda n: -(n.score or 0.0))
 
 
 def citation_numbers(
@@ -99,6 +100,13 @@ def _with_neighbours(part: SubAnswer, context: ToolContext) -> list[NodeWithScor
         return nodes
     expanded = NeighbourExpansion(context.chunks).postprocess_nodes(nodes)
     present = {n.node.node_id for n in nodes}
+    places = context.state.places
+    allowed = {
+        n.node.node_id
+        for n in expanded
+        if n.node.node_id in places and matches(places[n.node.node_id], context.base_filters)
+    }
+    expanded = [n for n in expanded if n.node.node_id in present or n.node.node_id in allowed]
     added = [n for n in expanded if n.node.node_id not in present]
     if not added:
         return nodes
