@@ -59,6 +59,21 @@ def test_valid_sub_questions_are_used_and_the_prompt_lists_the_tools() -> None:
     assert SEED in prompt and "- pages: the pages tool" in prompt
 
 
+def test_planning_tokens_are_counted() -> None:
+    reply = ScriptedReply(
+        items(("Who founded YC?", "facts")), prompt_tokens=50, completion_tokens=7
+    )
+    with running_server([reply]) as server:
+        settings = Settings(
+            llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
+        )
+        llm = build_llm(settings)
+        assert llm is not None
+        generator = RobustLLMQuestionGenerator(llm)
+        generator.generate(TOOLS, QueryBundle("Who founded YC?"))
+    assert generator.last_tokens == 57
+
+
 def test_broken_json_is_repaired_without_asking_again() -> None:
     broken = (
         "Sure! Here is the plan:\n```json\n{'items': [{'sub_question': 'What did he do in 1996?', "

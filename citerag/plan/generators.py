@@ -23,6 +23,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 from pydantic import ValidationError
 
+from citerag.answer.llm import tokens_used
 from citerag.plan.offline import FACTS, PAGES, SECTIONS, SUMMARY, plan_offline
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,13 @@ class RobustLLMQuestionGenerator(BaseQuestionGenerator):
         self._fallback = fallback or OfflineQuestionGenerator()
         self.last_method = "llm"
         self.last_errors: list[str] = []
+        self.last_tokens = 0  # what planning cost, as the provider reported it
 
     def generate(self, tools: Sequence[ToolMetadata], query: QueryBundle) -> list[SubQuestion]:
         names = [str(tool.name) for tool in tools]
         messages = [ChatMessage(role=MessageRole.USER, content=_plan_prompt(tools, query))]
         self.last_errors = []
+        self.last_tokens = 0
         for _attempt in range(ATTEMPTS):
             reply, problem = self._ask(messages)
             if reply is not None and problem is None:
@@ -124,9 +127,11 @@ class RobustLLMQuestionGenerator(BaseQuestionGenerator):
 
     def _ask(self, messages: list[ChatMessage]) -> tuple[str | None, str | None]:
         try:
-            reply = str(self._llm.chat(messages).message.content or "")
+            response = self._llm.chat(messages)
         except Exception as error:  # noqa: BLE001 - any provider failure counts as an attempt
             return None, f"{type(error).__name__}: {str(error)[:120]}"
+        self.last_tokens += tokens_used(response)
+        reply = str(response.message.content or "")
         if parse_plan(reply) is None:
             return reply, "not valid JSON of the asked shape"
         return reply, None

@@ -59,7 +59,11 @@ class CitedSubQuestionEngine(BaseQueryEngine):
         vectors = self._embed([item.sub_question for item in planned])
         parts = [self._run(item, vector) for item, vector in zip(planned, vectors, strict=True)]
         planner = str(getattr(self._question_gen, "last_method", "offline"))
-        return synthesize(question, parts, self._context, started, planner)
+        response = synthesize(question, parts, self._context, started, planner)
+        metadata = (response.metadata or {}).get("answer")
+        if metadata is not None:  # the plan's tokens count too
+            metadata.tokens_used += int(getattr(self._question_gen, "last_tokens", 0))
+        return response
 
     def _embed(self, questions: list[str]) -> list[list[float] | None]:
         """Every sub-question's vector in one batch (one model call, not one per question)."""
