@@ -141,3 +141,10 @@ def test_with_an_llm_the_plan_and_the_answer_come_from_it(engine: Engine) -> Non
     prompt = server.requests[1]["messages"][-1]["content"]
     assert "Answer each part in turn" in prompt and "How is the fused score computed?" in prompt
     assert "enriched_by" not in prompt and "labels+rules" not in prompt and "x0" not in prompt
+
+
+def test_summary_stays_within_the_callers_page_range(engine: Engine) -> None:
+    from citerag.retrieve.filters import page_filters
+
+    result = engine.query("Summarize the document.", "demo", filters=page_filters(2, 3))
+    assert result.sources and {s.page_number for s in result.sources} <= {2, 3}

@@ -16,6 +16,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.nodes import DOC_ID, PAGE
 from citerag.plan.filters import SubQuestionFilters
+from citerag.retrieve.filters import matches
 from citerag.tools.base import ToolEngine, ToolResult, postprocess
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering
@@ -42,7 +43,13 @@ class SummaryEngine(ToolEngine):
         return ToolResult(nodes, len(picks), notes)
 
     def _picks(self, filters: SubQuestionFilters, limit: int) -> list[tuple[str, str]]:
-        """(chunk id, what its highlights should be close to) per section or page in scope."""
+        """(chunk id, what its highlights should be close to) per section or page in scope,
+        within the caller's own filters (e.g. --pages)."""
+        places, base = self.context.state.places, self.context.base_filters
+        picks = [p for p in self._scoped(filters, limit) if matches(places[p[0]], base)]
+        return picks or self._spread(lambda place: True, limit)
+
+    def _scoped(self, filters: SubQuestionFilters, limit: int) -> list[tuple[str, str]]:
         if filters.pages:
             wanted = {p for s in filters.pages for p in range(s.first, s.last + 1)}
             return self._spread(lambda place: int(place[PAGE]) in wanted, limit)
@@ -60,8 +67,8 @@ class SummaryEngine(ToolEngine):
         self, keep: Callable[[Mapping[str, Any]], bool], limit: int
     ) -> list[tuple[str, str]]:
         """Evenly spaced chunks among those kept, in reading order."""
-        places = self.context.state.places
-        ids = [cid for cid, place in places.items() if keep(place)]
+        places, base = self.context.state.places, self.context.base_filters
+        ids = [cid for cid, place in places.items() if keep(place) and matches(place, base)]
         if len(ids) > limit:
             step = len(ids) / limit
             ids = [ids[int(i * step)] for i in range(limit)]
