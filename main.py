@@ -30,6 +30,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from citerag.cli_output import format_answer, format_documents, progress_printer  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
 DEFAULT_COLLECTION = "default"
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
     query.add_argument(
         "--mode",
-        choices=("hybrid", "single", "tree"),
+        choices=MODES,
         default="hybrid",
         help="hybrid: sub-questions routed to facts/pages/summary/sections, cited chunks "
         "(default); single: one retrieval over the whole question; tree: 5 sections per file",
@@ -263,24 +264,20 @@ def run_query(args: argparse.Namespace) -> int:
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
-            result = _answer(engine, args, question, collection)
+            result = answer_question(
+                engine,
+                question,
+                collection,
+                mode=args.mode,
+                top_k=args.top_k,
+                page_range=args.pages,
+                top_k_files=args.top_k_files,
+            )
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:
                 print(format_answer(question, result))
     return 0
-
-
-def _answer(engine: Any, args: argparse.Namespace, question: str, collection: str) -> Any:
-    if args.mode == "tree":
-        from citerag.tree.service import tree_answer
-
-        return tree_answer(engine, question, collection, top_k_files=args.top_k_files)
-    if args.mode == "single":
-        return engine.query(
-            question, collection, top_k=args.top_k, page_range=args.pages, plan=False
-        )
-    return engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
 
 
 def run_tree(args: argparse.Namespace) -> int:
