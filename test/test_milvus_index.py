@@ -1,4 +1,8 @@
-"""MilvusIndex against a real Milvus Lite folder in tmp_path."""
+"""MilvusIndex against a real Milvus Lite folder in tmp_path and against a real Milvus server.
+
+The contract tests take `index`, parametrized over Milvus Lite and the session's Milvus
+standalone server (`milvus_server_uri` in conftest.py, marked `server` and `slow`).
+"""
 
 from __future__ import annotations
 
@@ -47,11 +51,33 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "storage" / "milvus.db"
 
 
-@pytest.fixture
-def index(db_path: Path) -> Iterator[MilvusIndex]:
-    milvus = MilvusIndex(str(db_path))
-    yield milvus
-    milvus.close()
+BACKENDS = [
+    pytest.param("lite", id="lite"),
+    pytest.param("server", id="server", marks=[pytest.mark.server, pytest.mark.slow]),
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def index(request: pytest.FixtureRequest, db_path: Path) -> Iterator[MilvusIndex]:
+    if request.param == "lite":
+        milvus = MilvusIndex(str(db_path))
+        yield milvus
+        milvus.close()
+        return
+    uri = request.getfixturevalue("milvus_server_uri")
+    milvus = MilvusIndex(uri)
+    try:
+        yield milvus
+    finally:
+        drop_every_collection(milvus)
+        milvus.close()
+
+
+def drop_every_collection(index: MilvusIndex) -> None:
+    """A shared test server starts each test empty."""
+    client = index._client
+    for name in client.list_collections():
+        client.drop_collection(name)
 
 
 def test_an_inserted_vector_finds_itself_first(index: MilvusIndex) -> None:
