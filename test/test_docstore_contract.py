@@ -1,8 +1,11 @@
-"""The contract every docstore backend must keep: SQLite always, MongoDB when MONGODB_URI is set."""
+"""The contract every docstore backend must keep: SQLite, and MongoDB over the wire protocol.
+
+MongoDB runs against `mongo_wire_uri` (conftest.py): the real mongod named by MONGODB_URI when it
+is set, else nx-27017 (an SQLite-backed MongoDB wire server) started for the session.
+"""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,7 +26,7 @@ from citerag.types import BBox, DocumentRecord
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    pytest.param("mongodb", id="mongodb", marks=pytest.mark.integration),
+    pytest.param("mongodb", id="mongodb", marks=pytest.mark.server),
 ]
 
 
@@ -34,9 +37,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DocStore]:
         yield sqlite_store
         sqlite_store.close()
         return
-    uri = os.environ.get("MONGODB_URI", "")
-    if not uri:
-        pytest.skip("set MONGODB_URI to run the MongoDB contract tests")
+    uri = request.getfixturevalue("mongo_wire_uri")
     mongo_store = MongoDocStore(uri, f"citerag_test_{uuid.uuid4().hex[:12]}")
     yield mongo_store
     mongo_store.drop_database()

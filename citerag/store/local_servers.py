@@ -29,7 +29,7 @@ from citerag.errors import BackendUnavailable
 LOOPBACK = "127.0.0.1"
 MILVUS_START_TIMEOUT_S = 120.0
 MONGO_START_TIMEOUT_S = 30.0
-STOP_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
 MILVUS_PORT_KEYS = (
     "etcd_port",
     "root_coord_port",

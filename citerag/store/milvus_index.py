@@ -143,10 +143,12 @@ class MilvusIndex:
         data = [_entity(row) for row in rows]
         with self._lock:
             self._client.upsert(name, data)
-            # Strong consistency already shows new rows to search, but unflushed rows sit in a
-            # growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows); a flush
-            # costs ~40 ms per 250 rows.
-            self._client.flush(name)
+            # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows
+            # sit in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows) and
+            # a flush costs ~40 ms per 250 rows; a server indexes growing segments itself, keeps
+            # them in its write-ahead log, and a flush there waits ~1-2 s for a segment to seal.
+            if not self._server:
+                self._client.flush(name)
 
     def search(
         self,
@@ -205,7 +207,8 @@ class MilvusIndex:
             if not self._client.has_collection(name):
                 return
             self._client.delete(name, filter=f"doc_id == {_quoted(doc_id)}")
-            self._client.flush(name)
+            if not self._server:
+                self._client.flush(name)
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:
