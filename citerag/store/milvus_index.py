@@ -210,6 +210,31 @@ class MilvusIndex:
             if not self._server:
                 self._client.flush(name)
 
+    def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None:
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not chunk_ids or not self._client.has_collection(name):
+                return
+            self._client.delete(name, ids=list(chunk_ids))
+            if not self._server:
+                self._client.flush(name)
+
+    def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
+        """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
+        name = milvus_collection_name(collection)
+        expression = f"doc_id not in [{', '.join(_quoted(d) for d in known)}]" if known else ""
+        with self._lock:
+            if not self._client.has_collection(name):
+                return []
+            self._load(name)
+            rows = self._client.query(
+                name,
+                filter=expression or 'id != ""',
+                output_fields=["doc_id"],
+                limit=MAX_QUERY_ROWS,
+            )
+        return sorted({str(row["doc_id"]) for row in rows})
+
     def has_collection(self, collection: str) -> bool:
         with self._lock:
             return bool(self._client.has_collection(milvus_collection_name(collection)))

@@ -153,6 +153,17 @@ class MongoDocStore:
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
 
+    def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]:
+        """Per document id (record or not): its chunk count and highest chunk index."""
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"collection": collection}},
+            {"$group": {"_id": "$doc_id", "n": {"$sum": 1}, "top": {"$max": "$chunk_index"}}},
+        ]
+        return {
+            str(row["_id"]): (int(row["n"]), int(row["top"]))
+            for row in self._chunks.aggregate(pipeline)
+        }
+
     def delete_document(self, collection: str, doc_id: str) -> None:
         # No multi-document transaction (it needs a replica set): the record goes first, so a
         # delete stopped half-way leaves orphans that nothing lists rather than a broken document.
