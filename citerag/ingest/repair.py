@@ -158,6 +158,12 @@ class SplitBrainRepairer:
         tree = self._docstore.get_tree(collection, doc_id)
         if tree is not None:
             relink_to_tree(DocumentTree.from_record(tree), chunks)
+        else:
+            log.warning(
+                "%s: its section tree is lost too (building one needs the PDF): its chunks come "
+                "back without section links; ingest the file again for `tree` mode",
+                parsed.name,
+            )
         return parsed, chunks
 
     def _cached_parse(self, doc_id: str) -> ParsedDocument | None:
