@@ -58,7 +58,7 @@ def milvus_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
 @pytest.fixture(scope="session")
 def mongo_wire_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A MongoDB URI: MONGODB_URI when set (a real mongod), else nx-27017 started for the session."""
+    """MONGODB_URI when set (a real mongod), else nx-27017 started for the session."""
     from citerag.store.local_servers import start_mongo_wire
 
     existing = os.environ.get("MONGODB_URI", "")

@@ -36,9 +36,7 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture(params=MILVUS_BACKENDS)
-def stored(
-    request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder
-) -> Iterator[Stored]:
+def stored(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[Stored]:
     """The demo PDF ingested in small chunks (enough for "half a document")."""
     settings = Settings(
         storage_dir=tmp_path / "storage",
@@ -50,7 +48,9 @@ def stored(
     engine = Engine(settings, embedder=embedder)
     try:
         outcome = engine.ingest(DEMO_PDF, collection)
-        chunks = {c.node_id: c.to_dict() for c in engine.docstore.chunks_of(collection, outcome.doc_id)}
+        chunks = {
+            c.node_id: c.to_dict() for c in engine.docstore.chunks_of(collection, outcome.doc_id)
+        }
         sentences = engine.docstore.get_sentence_vectors(collection, list(chunks))
     finally:
         engine.close()
