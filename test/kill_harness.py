@@ -25,6 +25,7 @@ import shutil
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,34 @@ def check(engine: Engine, settings: Settings, pdf: Path) -> dict[str, Any]:
     }
 
 
-def child(fd: int, settings: Settings, pdf: Path, rerun: bool) -> None:
+class SelfKillingConnection:
+    """Forwards to an sqlite3 connection and SIGKILLs the process right after its `at`-th
+    statement: a docstore write takes well under a millisecond here, too short for a signal from
+    outside to land in, so this kill comes from inside the open transaction."""
+
+    def __init__(self, connection: Any, at: int) -> None:
+        self._connection, self._at, self._calls = connection, at, 0
+
+    def _count(self) -> None:
+        self._calls += 1
+        if self._calls == self._at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def execute(self, *args: Any) -> Any:
+        result = self._connection.execute(*args)
+        self._count()
+        return result
+
+    def executemany(self, *args: Any) -> Any:
+        result = self._connection.executemany(*args)
+        self._count()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+def child(fd: int, settings: Settings, pdf: Path, rerun: bool, self_kill_at: int = 0) -> None:
     engine = Engine(settings, embedder=HashEmbedder())
     if rerun:
         report = json.dumps(check(engine, settings, pdf))
@@ -123,6 +151,9 @@ def child(fd: int, settings: Settings, pdf: Path, rerun: bool) -> None:
     engine.delete(pdf.name, COLLECTION)
     shutil.rmtree(settings.parse_cache_dir, ignore_errors=True)
     install_markers(fd, engine)
+    if self_kill_at and hasattr(engine.docstore, "_conn"):
+        docstore: Any = engine.docstore
+        docstore._conn = SelfKillingConnection(docstore._conn, self_kill_at)
     engine.ingest(pdf, COLLECTION)
     os.write(fd, b"done\n")
     engine.close()
@@ -131,14 +162,14 @@ def child(fd: int, settings: Settings, pdf: Path, rerun: bool) -> None:
 class Child:
     """A forked child and the lines it writes to its pipe, each with its arrival time."""
 
-    def __init__(self, settings: Settings, pdf: Path, rerun: bool) -> None:
+    def __init__(self, settings: Settings, pdf: Path, rerun: bool, self_kill_at: int = 0) -> None:
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
             code = 0
             try:
-                child(write_fd, settings, pdf, rerun)
+                child(write_fd, settings, pdf, rerun, self_kill_at)
             except BaseException as error:  # reported to the parent, then a hard exit
                 os.write(write_fd, f"error:{type(error).__name__}: {error}\n".encode())
                 code = 1
@@ -164,29 +195,37 @@ class Child:
         return os.waitpid(self.pid, 0)[1]
 
 
-def calibrate(settings: Settings, pdf: Path) -> dict[str, float]:
-    """Each phase's longest single duration in one unkilled ingest."""
-    run = Child(settings, pdf, rerun=False)
-    durations: dict[str, float] = dict.fromkeys(PHASES, 0.0)
-    entered: dict[str, float] = {}
-    while (line := run.next_line()) not in (None, "done"):
-        assert line is not None
-        if line.startswith("error:"):
-            raise RuntimeError(line)
-        kind, _, phase = line.partition(":")
-        if kind == "enter":
-            entered[phase] = time.monotonic()
-        elif kind == "exit":
-            durations[phase] = max(durations[phase], time.monotonic() - entered[phase])
-    run.reap()
-    return durations
+def calibrate(settings: Settings, pdf: Path) -> tuple[dict[str, float], dict[str, int]]:
+    """Per phase, its longest single duration and how often it is entered, in an unkilled
+    ingest into the existing collection (the second run: the first also creates it)."""
+    for _ in range(2):
+        run = Child(settings, pdf, rerun=False)
+        durations: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        entries: Counter[str] = Counter()
+        entered: dict[str, float] = {}
+        while (line := run.next_line()) not in (None, "done"):
+            assert line is not None
+            if line.startswith("error:"):
+                raise RuntimeError(line)
+            kind, _, phase = line.partition(":")
+            if kind == "enter":
+                entered[phase] = time.monotonic()
+                entries[phase] += 1
+            elif kind == "exit":
+                durations[phase] = max(durations[phase], time.monotonic() - entered[phase])
+        run.reap()
+    return durations, dict(entries)
 
 
-def kill_once(settings: Settings, pdf: Path, phase: str, delay: float) -> dict[str, Any]:
-    """One child: its re-run report, then a SIGKILL `delay` s after it enters `phase`."""
-    run = Child(settings, pdf, rerun=True)
-    report: dict[str, Any] = {"phase": phase, "delay_ms": round(delay * 1000, 2)}
-    last = ""
+def kill_once(
+    settings: Settings, pdf: Path, phase: str, entry: int, delay: float
+) -> dict[str, Any]:
+    """One child: its re-run report, then a SIGKILL `delay` s after its `entry`-th entry (from 1)
+    into `phase`."""
+    inside = phase == "docstore" and settings.mongodb_uri == ""
+    run = Child(settings, pdf, rerun=True, self_kill_at=entry if inside else 0)
+    report: dict[str, Any] = {"phase": phase, "entry": entry, "delay_ms": round(delay * 1000, 2)}
+    last, seen = "", 0
     while (line := run.next_line()) is not None:
         if line.startswith(("checked:", "error:")):
             report["check" if line.startswith("checked:") else "error"] = (
@@ -196,7 +235,8 @@ def kill_once(settings: Settings, pdf: Path, phase: str, delay: float) -> dict[s
                 break
             continue
         last = line
-        if line == f"enter:{phase}":
+        seen += line == f"enter:{phase}"
+        if line == f"enter:{phase}" and seen == entry and not inside:
             time.sleep(delay)
             break
         if line == "done":
@@ -223,13 +263,18 @@ def main() -> int:
     )
     rng = random.Random(args.seed)
     started = time.monotonic()
-    durations = calibrate(settings, args.pdf)
+    durations, entries = calibrate(settings, args.pdf)
     kills = []
     for i in range(args.kills):
         phase = PHASES[i % len(PHASES)]
-        kills.append(kill_once(settings, args.pdf, phase, rng.uniform(0, durations[phase])))
+        # docstore: the statement after which the child kills itself (15 in one store)
+        entry = rng.randint(1, 15 if phase == "docstore" else entries.get(phase, 1))
+        # A phase shorter than a few milliseconds is over before a late signal lands: aim early.
+        span = durations[phase] if durations[phase] > 0.005 else durations[phase] / 4
+        delay = rng.uniform(0, span)
+        kills.append(kill_once(settings, args.pdf, phase, entry, delay))
     final = Child(settings, args.pdf, rerun=True)
-    final_check = final.next_line()
+    final_check = final.next_line() or ""
     os.kill(final.pid, signal.SIGKILL)
     final.reap()
     summary = {

