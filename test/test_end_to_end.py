@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from helpers import DEMO_PDF, shared_eval_file
+from helpers import DEMO_PDF, MILVUS_BACKENDS, milvus_uri_for, shared_eval_file
 
 import config
 import main
@@ -27,14 +27,32 @@ pytestmark = pytest.mark.slow
 CITATION = re.compile(r"\[(\d+)\]")
 
 
-@pytest.fixture(scope="module")
-def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+@pytest.fixture(scope="module", params=MILVUS_BACKENDS)
+def storage(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """A fresh storage folder, with Milvus Lite in it or the session's Milvus server."""
     path = tmp_path_factory.mktemp("storage")
+    milvus_uri = milvus_uri_for(request, request.param)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAG_STORAGE_DIR", str(path))
         for variable in ("MILVUS_URI", "MONGODB_URI", "LLM_PROVIDER", "RAG_RERANKER"):
             patch.delenv(variable, raising=False)
+        if milvus_uri:
+            patch.setenv("MILVUS_URI", milvus_uri)
+            _drop_server_collections(milvus_uri)
         yield path
+    if milvus_uri:
+        _drop_server_collections(milvus_uri)
+
+
+def _drop_server_collections(uri: str) -> None:
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=uri)
+    for name in client.list_collections():
+        client.drop_collection(name)
+    client.close()
 
 
 @pytest.fixture(scope="module")
