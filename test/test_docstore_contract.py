@@ -256,3 +256,24 @@ def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9/")
     with pytest.raises(BackendUnavailable, match="MONGODB_URI"):
         open_docstore(settings)
+
+
+def test_chunk_stats_count_chunks_and_find_the_highest_index_per_document(
+    store: DocStore,
+) -> None:
+    ingest(store, "d1", 4)
+    store.put_chunks("main", [chunk("orphan", i) for i in (0, 2)])  # chunks with no record
+    ingest(store, "d2", 1, collection="other")
+    assert store.chunk_stats("main") == {"d1": (4, 3), "orphan": (2, 2)}
+    assert store.chunk_stats("empty") == {}
+
+
+def test_delete_document_removes_its_page_head_vectors(store: DocStore) -> None:
+    from citerag.nodes import page_vector_key
+
+    ingest(store, "d1", 1)
+    ingest(store, "d2", 1)
+    heads = {page_vector_key(d, 1): np.ones((1, 4), np.float32) for d in ("d1", "d2")}
+    store.put_sentence_vectors("main", heads)
+    store.delete_document("main", "d1")
+    assert set(store.get_sentence_vectors("main", list(heads))) == {page_vector_key("d2", 1)}

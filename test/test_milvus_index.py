@@ -128,6 +128,31 @@ def test_delete_document_removes_its_rows_and_count_drops(index: MilvusIndex) ->
     assert all(chunk_id.startswith("d2-") for chunk_id, _ in hits)
 
 
+def test_delete_ids_and_rows_of_unknown_documents(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(6, seed=15)))
+    index.insert("main", rows_for("stray", unit_vectors(2, seed=16)))
+    assert index.doc_ids_except("main", ["d1"]) == ["stray"]
+    assert index.doc_ids_except("main", []) == ["d1", "stray"]
+    index.delete_ids("main", ["d1-c0", "d1-c5", "stray-c1"])
+    assert index.ids_of("main", "d1") == [f"d1-c{i}" for i in range(1, 5)]
+    assert index.count("main") == 5
+    assert index.doc_ids_except("never made", ["d1"]) == []
+
+
+def test_describe_shows_fields_with_readable_types(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(3, seed=17)))
+    described = index.describe("main")
+    types = {f["name"]: f["type"] for f in described["fields"]}
+    assert types["id"] == "VARCHAR(128)" and types["page"] == "INT64"
+    assert types["vector"] == f"FLOAT_VECTOR(dim={DIM})"
+    assert described["rows"] == 3
+    assert [i["index_type"] for i in described["indexes"]] == [index.capabilities.index_type]
+    sample = index.sample("main", 2)
+    assert len(sample) == 2 and {"id", "doc_name", "page", "preview"} <= set(sample[0])
+    assert "vector" not in sample[0]
+    assert index.describe("never made") == {}
+
+
 def test_inserting_the_same_rows_twice_does_not_duplicate(index: MilvusIndex) -> None:
     rows = rows_for("d1", unit_vectors(8, seed=8))
     index.insert("main", rows)
