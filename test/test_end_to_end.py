@@ -142,6 +142,39 @@ def test_second_ingest_changes_no_count(storage: Path, capsys: pytest.CaptureFix
     pg = [d for d in after if d["collection"] == "pg"]
     assert len(pg) == 1 and pg[0]["pages"] == 28
     assert pg[0]["chunksInMilvus"] == pg[0]["chunksInDocstore"] > 0
+    assert pg[0]["health"] == "ok"
+
+
+def test_inspect_shows_schema_rows_per_document_and_sample_rows(
+    paul_graham: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "inspect", "pg", "--json", "--rows", "4")
+    assert code == 0, err
+    data = json.loads(out)
+    types = {f["name"]: f["type"] for f in data["fields"]}
+    assert types["vector"] == "FLOAT_VECTOR(dim=384)" and types["doc_name"] == "VARCHAR(512)"
+    assert set(types) == {
+        "id",
+        "vector",
+        "doc_id",
+        "doc_name",
+        "page",
+        "node_type",
+        "section",
+        "label",
+        "preview",
+    }
+    [doc] = data["documents"]
+    assert doc["name"] == paul_graham.name and doc["health"] == "ok"
+    assert doc["rowsInMilvus"] == doc["chunksInDocstore"] == data["rows"] > 0
+    assert len(data["sample"]) == 4 and all(
+        r["doc_name"] == paul_graham.name for r in data["sample"]
+    )
+    assert data["capabilities"]["kind"] in {"lite", "server"}
+    code, out, _ = run(capsys, "inspect", "pg")
+    assert code == 0 and "FLOAT_VECTOR(dim=384)" in out and "Sample of 5 rows" in out
+    code, _, err = run(capsys, "inspect", "nothing_here")
+    assert code != 0 and len([x for x in err.splitlines() if x.startswith("error:")]) == 1
 
 
 @pytest.mark.parametrize("change", ["chunk_size", "parser"])
