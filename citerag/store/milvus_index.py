@@ -100,8 +100,8 @@ class MilvusIndex:
         reason = getattr(error, "message", None) or type(error).__name__
         if self._server:
             return BackendUnavailable(
-                f"Milvus at {self._uri} cannot be reached ({reason}); start it (./db.sh up) or "
-                "unset MILVUS_URI to use the local Milvus Lite file."
+                f"Milvus at {self._uri} cannot be reached ({reason}); start it (`bash db.sh "
+                "start_all`) or unset MILVUS_URI to use the local Milvus Lite file."
             )
         return BackendUnavailable(
             f"Milvus Lite at {self._uri} cannot be opened ({reason}); close other processes "

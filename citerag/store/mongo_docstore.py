@@ -34,7 +34,7 @@ class MongoDocStore:
             self._client.close()
             raise BackendUnavailable(
                 f"MongoDB at {uri} cannot be reached ({type(error).__name__}); start the server "
-                "(./db.sh up) or unset MONGODB_URI to use the embedded SQLite docstore."
+                "(`bash db.sh start_all`) or unset MONGODB_URI to use the embedded SQLite docstore."
             ) from None
         db = self._client[database]
         self._documents = db["documents"]
