@@ -20,7 +20,12 @@ def shared_eval_file(*parts: str) -> Path:
 
 MILVUS_BACKENDS = [
     pytest.param("lite", id="lite"),
-    pytest.param("server", id="server", marks=[pytest.mark.server, pytest.mark.slow]),
+    # integration: a MILVUS_TEST_URI naming another machine must get past the loopback guard
+    pytest.param(
+        "server",
+        id="server",
+        marks=[pytest.mark.server, pytest.mark.slow, pytest.mark.integration],
+    ),
 ]
 
 

@@ -26,7 +26,8 @@ from citerag.types import BBox, DocumentRecord
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    pytest.param("mongodb", id="mongodb", marks=pytest.mark.server),
+    # integration: a MONGODB_URI naming another machine must get past the loopback-only guard
+    pytest.param("mongodb", id="mongodb", marks=[pytest.mark.server, pytest.mark.integration]),
 ]
 
 

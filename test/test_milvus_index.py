@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import MILVUS_BACKENDS
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.settings import Settings
@@ -51,10 +52,7 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "storage" / "milvus.db"
 
 
-BACKENDS = [
-    pytest.param("lite", id="lite"),
-    pytest.param("server", id="server", marks=[pytest.mark.server, pytest.mark.slow]),
-]
+BACKENDS = MILVUS_BACKENDS
 
 
 @pytest.fixture(params=BACKENDS)
