@@ -153,3 +153,23 @@ def test_rows_whose_text_cannot_be_restored_are_removed_with_an_error(
         engine.close()
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert errors and "ingest it again" in errors[0].getMessage()
+
+
+def test_a_delete_cut_short_is_finished_not_undone(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Milvus rows and the record gone, chunks left (MongoDB deletes in several steps): the
+    document was being deleted, so its remains go; nothing is restored."""
+    engine = Engine(stored.settings, embedder=embedder)
+    engine.vectors.delete_document(stored.collection, stored.doc_id)
+    engine.close()
+    drop_records(stored, "documents")
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        with caplog.at_level(logging.WARNING, logger="citerag.ingest.repair"):
+            assert engine.list_documents([stored.collection]) == []
+        assert engine.docstore.chunk_stats(stored.collection) == {}
+        assert engine.vectors.count(stored.collection) == 0
+    finally:
+        engine.close()
+    assert "left by a delete that was cut short" in caplog.text

@@ -135,7 +135,13 @@ class Ingestor:
         return bool(older)
 
     def remove(self, collection: str, doc_id: str) -> None:
-        """Delete a document everywhere and bring the keyword index back in line."""
+        """Delete a document everywhere and bring the keyword index back in line.
+
+        The record turns `pending` first: a delete cut short then leaves a document that split-
+        brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
+        record = self._docstore.get_document(collection, doc_id)
+        if record is not None and record.status != "pending":
+            self._docstore.put_document(replace(record, status="pending"))
         self._vectors.delete_document(collection, doc_id)
         self._docstore.delete_document(collection, doc_id)
         rebuild_bm25(self._docstore.ready_chunks(collection), self._bm25_dir(collection))

@@ -127,6 +127,12 @@ class SplitBrainRepairer:
         if full is None:
             full = stored
         record = self._docstore.get_document(collection, doc_id)
+        if record is None and not in_milvus and stored:
+            self._docstore.delete_document(collection, doc_id)
+            repair.actions.append(
+                f"removed {len(stored)} docstore chunks left by a delete that was cut short"
+            )
+            return repair
         if not full:
             if in_milvus or record is not None:
                 self._vectors.delete_document(collection, doc_id)
