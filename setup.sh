@@ -6,6 +6,7 @@
 #   servers       the dev extras include milvus==2.3.5 (a Milvus standalone binary, Linux x86_64)
 #                 and nx-27017 (a MongoDB wire-protocol server): the `server` tests and
 #                 `db.sh` without Docker run them; the Milvus binary is unpacked once here
+#   chromium      Debian's, for the viewer's browser test (apt, only when missing)
 # Set SKIP_MINERU=1 to skip MinerU (the engine then parses with PyMuPDF).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -88,8 +89,26 @@ prepare_servers() {
     fi
 }
 
+setup_browser() {
+    if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ]; then
+        return
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "no chromium: the viewer's browser test needs one (set CHROMIUM_PATH to its binary)"
+        return
+    fi
+    local sudo=""
+    if [ "$(id -u)" != "0" ]; then
+        sudo="sudo -n"
+    fi
+    say "installing chromium (apt) for the viewer's browser test"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null \
+        || say "could not install chromium; run: sudo apt-get install -y chromium"
+}
+
 setup_main_env
 prepare_servers
 setup_mineru_env
+setup_browser
 mkdir -p storage
 say "ready"
