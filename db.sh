@@ -42,10 +42,16 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_for() {  # description, then a command that succeeds once the service is healthy
     local what=$1; shift
-    local waited=0
-    until "$@"; do
+    local waited=0 rc
+    while true; do
+        "$@" && break
+        rc=$?
+        [ "$rc" -ne 2 ] || return 1  # 2: the process is gone, waiting is pointless
         sleep 2; waited=$((waited + 2))
-        [ "$waited" -lt "$HEALTH_TIMEOUT_S" ] || die "$what did not become healthy within ${HEALTH_TIMEOUT_S} s"
+        if [ "$waited" -ge "$HEALTH_TIMEOUT_S" ]; then
+            printf 'db.sh: %s did not become healthy within %s s\n' "$what" "$HEALTH_TIMEOUT_S" >&2
+            return 1
+        fi
     done
     say "$what is healthy"
 }
@@ -82,7 +88,7 @@ docker_milvus() {
     start_container citerag-milvus -p "$MILVUS_PORT:19530" -p 9091:9091 \
         -e ETCD_USE_EMBED=true -e COMMON_STORAGETYPE=local -e DEPLOY_MODE=STANDALONE \
         -v "$DATA_DIR/milvus:/var/lib/milvus" "$MILVUS_IMAGE" milvus run standalone
-    wait_for "Milvus (127.0.0.1:$MILVUS_PORT)" milvus_healthy
+    wait_for "Milvus (127.0.0.1:$MILVUS_PORT)" milvus_healthy || die "see \`docker logs citerag-milvus\`"
 }
 
 docker_mongo() {
@@ -92,13 +98,13 @@ docker_mongo() {
     fi
     mkdir -p "$DATA_DIR/mongo"
     start_container citerag-mongo -p "$MONGO_PORT:27017" -v "$DATA_DIR/mongo:/data/db" "$MONGO_IMAGE"
-    wait_for "MongoDB (127.0.0.1:$MONGO_PORT)" mongo_healthy
+    wait_for "MongoDB (127.0.0.1:$MONGO_PORT)" mongo_healthy || die "see \`docker logs citerag-mongo\`"
 }
 
 docker_attu() {
     start_container citerag-attu -p "$ATTU_PORT:3000" -e "MILVUS_URL=host.docker.internal:$MILVUS_PORT" \
         --add-host=host.docker.internal:host-gateway "$ATTU_IMAGE"
-    wait_for "Attu (http://localhost:$ATTU_PORT)" attu_healthy
+    wait_for "Attu (http://localhost:$ATTU_PORT)" attu_healthy || die "see \`docker logs citerag-attu\`"
 }
 
 docker_stop() {
@@ -125,29 +131,34 @@ embedded_start() {  # kind (milvus|mongodb), port, health check
     nohup "$PYTHON" -m citerag.store.local_servers "$kind" --data "$DATA_DIR/$kind" --port "$port" \
         >"$DATA_DIR/$kind.out" 2>&1 &
     echo $! >"$(pid_file "$kind")"
-    wait_for "$kind (127.0.0.1:$port)" embedded_check "$kind" "$check"
+    if ! wait_for "$kind (127.0.0.1:$port)" embedded_check "$kind" "$check"; then
+        stop_one "$kind" >/dev/null
+        die "$kind did not start (nothing left running): $(tail -n 3 "$DATA_DIR/$kind.out" 2>/dev/null)"
+    fi
 }
 
-embedded_check() {  # kind, health check: fails fast when the process died
-    alive "$1" || die "$1 exited while starting: $(tail -n 3 "$DATA_DIR/$1.out" 2>/dev/null)"
+embedded_check() {  # kind, health check; gives up at once when the process has died
+    alive "$1" || return 2
     "$2"
 }
 
-embedded_stop() {
-    local kind f pid
-    for kind in milvus mongodb; do
-        f=$(pid_file "$kind")
-        [ -f "$f" ] || continue
-        pid=$(cat "$f")
-        if kill -0 "$pid" 2>/dev/null; then
-            kill -TERM "$pid"
-            for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-            kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-            say "$kind stopped"
-        fi
-        rm -f "$f"
-    done
+stop_one() {  # SIGTERM, then SIGKILL after 15 s (Milvus 2.3 can hang on SIGTERM)
+    local kind=$1 f pid server
+    f=$(pid_file "$kind")
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+        say "$kind stopped"
+    fi
+    server="$DATA_DIR/$kind/server.pid"  # the server itself, should its wrapper have been killed
+    if [ -f "$server" ] && kill -0 "$(cat "$server")" 2>/dev/null; then kill -KILL "$(cat "$server")"; fi
+    rm -f "$f" "$server"
 }
+
+embedded_stop() { stop_one milvus; stop_one mongodb; }
 
 embedded_status() {
     local kind port

@@ -73,3 +73,23 @@ def test_db_sh_without_docker_serves_the_configured_demo(tmp_path: Path) -> None
     assert stopped.returncode == 0, stopped.stderr
     assert "milvus stopped" in stopped.stdout and "mongodb stopped" in stopped.stdout
     assert "milvus: stopped" in db_sh(env, "status").stdout
+
+
+def test_db_sh_refuses_a_busy_port_in_one_line_and_starts_nothing(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        env = {
+            **os.environ,
+            "DB_MODE": "embedded",
+            "DB_DATA_DIR": str(tmp_path / "servers"),
+            "MILVUS_PORT": str(busy.getsockname()[1]),
+            "PYTHON": sys.executable,
+        }
+        result = db_sh(env, "start_milvus")
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0 and "already in use" in result.stderr
+    assert not (tmp_path / "servers" / "milvus.pid").exists()
+    assert "milvus: stopped" in db_sh(env, "status").stdout

@@ -291,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     except BackendUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    pid_file = server.data_dir / "server.pid"  # db.sh kills it should this wrapper be killed
+    pid_file.write_text(str(server.pid))
     print(f"{args.kind} ready at {server.uri} (pid {server.pid}, data {server.data_dir})")
     sys.stdout.flush()
     stopping = False
@@ -304,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     while not stopping and server.process.poll() is None:
         time.sleep(0.5)
     server.stop()
+    pid_file.unlink(missing_ok=True)
     return 0 if stopping else 1
 
 
