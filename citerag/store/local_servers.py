@@ -223,7 +223,10 @@ def start_mongo_wire(
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     chosen = port or free_port()
+    # Its PID file defaults to /tmp/nx_27017.pid: one instance per machine unless each has its own.
+    pid_file = str(data_dir / "nx-27017.pid")
     command = [executable, "--data-dir", str(data_dir), "--host", LOOPBACK, "-p", str(chosen)]
+    command += ["--pid-file", pid_file]
     log_path = data_dir / "nx-27017.log"
     process = _spawn(command, data_dir, dict(os.environ), log_path)
     server = LocalServer("mongodb", f"mongodb://{LOOPBACK}:{chosen}", data_dir, log_path, process)
