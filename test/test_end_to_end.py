@@ -188,6 +188,7 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     same PDF was "skipped" and kept its old chunks. Now the new chunks replace the old ones."""
     storage_dir = tmp_path / "storage"
     monkeypatch.setenv("RAG_STORAGE_DIR", str(storage_dir))
+    monkeypatch.delenv("MILVUS_URI", raising=False)  # Lite here, whichever `storage` is active
     collection = "reshaped"
     code, out, err = run(capsys, "ingest", str(DEMO_PDF), "--collection", collection)
     assert code == 0 and f"{DEMO_PDF.name}: ingested" in out, err
