@@ -17,6 +17,7 @@ from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.settings import Settings
 from citerag.store.sqlite_docstore import SQLiteDocStore
+from citerag.types import DocumentRecord
 
 pytestmark = pytest.mark.slow
 
@@ -136,11 +137,20 @@ def test_half_a_document_deleted_on_both_sides_is_restored(
     assert f"restored {len(half)} Milvus rows from the docstore" in log
 
 
-def test_rows_whose_text_cannot_be_restored_are_removed_with_an_error(
-    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("docstore_knows_the_collection", [True, False])
+def test_rows_whose_text_cannot_be_restored(
+    stored: Stored,
+    embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+    docstore_knows_the_collection: bool,
 ) -> None:
+    """No docstore chunks and no parse cache: the rows go when the docstore holds other documents
+    of the collection (a loss), and are kept when it holds none (likely the wrong docstore)."""
     docstore = SQLiteDocStore(stored.settings.sqlite_path)
     docstore.delete_document(stored.collection, stored.doc_id)
+    if docstore_knows_the_collection:
+        other = DocumentRecord("other", "other.pdf", stored.collection, 1, "pymupdf", "pending")
+        docstore.put_document(other)
     docstore.close()
     for cached in stored.settings.parse_cache_dir.glob("*.json"):
         cached.unlink()
@@ -148,11 +158,16 @@ def test_rows_whose_text_cannot_be_restored_are_removed_with_an_error(
     try:
         with caplog.at_level(logging.WARNING, logger="citerag.ingest.repair"):
             assert engine.list_documents([stored.collection]) == []
-        assert engine.vectors.count(stored.collection) == 0
+        left = engine.vectors.count(stored.collection)
     finally:
         engine.close()
-    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert errors and "ingest it again" in errors[0].getMessage()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    if docstore_knows_the_collection:
+        assert left == 0 and "ingest it again" in errors[0]
+    else:
+        assert left == len(stored.chunks) and "rows are kept" in errors[0]
+        assert "MONGODB_URI" in errors[0]
 
 
 def test_a_delete_cut_short_is_finished_not_undone(

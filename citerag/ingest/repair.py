@@ -75,7 +75,12 @@ class SplitBrainRepairer:
     def check(self, collection: str) -> list[Repair]:
         """Repair where Milvus and the docstore disagree; returns what was done, per document."""
         suspects = self._suspects(collection)
-        repairs = [self.repair_document(collection, doc_id) for doc_id in suspects]
+        # A docstore that knows nothing of the collection is more likely the wrong one (another
+        # MONGODB_URI or storage folder) than a loss: then rows it cannot rebuild are kept.
+        foreign = not self._docstore.list_documents(collection, include_pending=True) and not (
+            self._docstore.chunk_stats(collection)
+        )
+        repairs = [self.repair_document(collection, d, keep_rows=foreign) for d in suspects]
         repairs = [r for r in repairs if r.actions]
         for repair in repairs:
             level = logging.ERROR if repair.lost else logging.WARNING
@@ -118,7 +123,7 @@ class SplitBrainRepairer:
         }
         return sorted((ready | without_record | unknown) - pending - agreeing)
 
-    def repair_document(self, collection: str, doc_id: str) -> Repair:
+    def repair_document(self, collection: str, doc_id: str, keep_rows: bool = False) -> Repair:
         stored = self._docstore.chunks_of(collection, doc_id)
         in_milvus = set(self._vectors.ids_of(collection, doc_id))
         parsed, full = self._rebuilt_chunks(collection, doc_id)
@@ -131,6 +136,14 @@ class SplitBrainRepairer:
             self._docstore.delete_document(collection, doc_id)
             repair.actions.append(
                 f"removed {len(stored)} docstore chunks left by a delete that was cut short"
+            )
+            return repair
+        if not full and keep_rows:
+            repair.actions.append(
+                f"lost its text: {len(in_milvus)} Milvus rows, but this docstore holds nothing of "
+                "the collection and no parse cache rebuilds it; the rows are kept (search skips "
+                "them): check that MONGODB_URI / RAG_STORAGE_DIR are the ones they were ingested "
+                "with, or ingest the file again"
             )
             return repair
         if not full:
