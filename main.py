@@ -9,6 +9,7 @@ python main.py query TEXT --mode single ...                     # one retrieval,
 python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
+python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
 python main.py serve [--host 127.0.0.1] [--port 8000]
 """
 
@@ -70,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
     listing.add_argument("--json", action="store_true")
     listing.add_argument("--collection", default=None)
+
+    inspect = commands.add_parser(
+        "inspect", help="a collection's Milvus schema, rows per document and sample rows"
+    )
+    inspect.add_argument("collection")
+    inspect.add_argument("--json", action="store_true")
+    inspect.add_argument("--rows", type=positive_int, default=5, help="sample rows to show")
 
     delete = commands.add_parser("delete", help="remove a document by file name")
     delete.add_argument("name")
@@ -330,6 +338,23 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_inspect(args: argparse.Namespace) -> int:
+    from citerag.engine import check_collection_name
+    from citerag.store.inspect import format_inspection, inspect_collection
+
+    collection = check_collection_name(args.collection)
+    with open_engine() as engine:
+        engine.check_collection(collection)
+        if not engine.vectors.has_collection(collection):
+            raise InputError(
+                f"Milvus has no collection {collection!r}; see `python main.py list` for those "
+                "that hold documents."
+            )
+        data = inspect_collection(engine.docstore, engine.vectors, collection, args.rows)
+    print(json.dumps(data, indent=2, default=str) if args.json else format_inspection(data))
+    return 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from citerag.serve.server import serve
 
@@ -345,6 +370,7 @@ COMMANDS = {
     "list": run_list,
     "delete": run_delete,
     "tree": run_tree,
+    "inspect": run_inspect,
     "serve": run_serve,
 }
 

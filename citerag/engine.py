@@ -20,7 +20,8 @@ from citerag.embed.llama import LocalEmbedding
 from citerag.enrich.step import build_enricher
 from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
-from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
+from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
+from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
 from citerag.query.subquestions import CitedSubQuestionEngine
@@ -47,6 +48,17 @@ class DocumentSummary:
     chunks_in_docstore: int
     metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.summary)
 
+    @property
+    def health(self) -> str:
+        """"ok" when Milvus and the docstore hold the same chunks, else what is missing."""
+        if self.chunks_in_milvus == self.chunks_in_docstore > 0:
+            return "ok"
+        if self.chunks_in_docstore == 0:
+            return "no chunks in the docstore"
+        if self.chunks_in_milvus < self.chunks_in_docstore:
+            return "vectors missing in Milvus"
+        return "chunks missing in the docstore"
+
     def to_dict(self) -> dict[str, object]:
         return {
             "collection": self.collection,
@@ -57,6 +69,7 @@ class DocumentSummary:
             "chunksInMilvus": self.chunks_in_milvus,
             "chunksInDocstore": self.chunks_in_docstore,
             "metadata": self.metadata or {"enrichedBy": "none", "fields": {}},
+            "health": self.health,
         }
 
 
@@ -94,6 +107,10 @@ class Engine:
             self.bm25_dir,
             build_enricher(settings, schema),
         )
+        self._repairer = SplitBrainRepairer(
+            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir, ingest_key
+        )
+        self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
         self._lock = threading.Lock()
         self._factory: QueryFactory | None = None
@@ -101,7 +118,19 @@ class Engine:
     def bm25_dir(self, collection: str) -> Path:
         return self.settings.storage_dir / "bm25" / collection
 
+    def check_collection(self, collection: str, force: bool = False) -> list[Repair]:
+        """Detect and repair split-brain in `collection`, once per engine unless `force`d."""
+        with self._lock:
+            if collection in self._checked and not force:
+                return []
+            self._checked.add(collection)
+        repairs = self._repairer.check(collection)
+        if repairs:
+            self._forget_state(collection)
+        return repairs
+
     def collection_state(self, collection: str) -> CollectionState:
+        self.check_collection(collection)
         with self._lock:
             state = self._states.get(collection)
             if state is None:
@@ -117,6 +146,7 @@ class Engine:
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
         check_collection_name(collection)
+        self.check_collection(collection)
         try:
             return self._ingestor.ingest(path, collection, progress)
         finally:
@@ -208,6 +238,7 @@ class Engine:
         names = list(collections) if collections else self.docstore.collections()
         summaries = []
         for collection in names:
+            self.check_collection(collection)
             has_vectors = self.vectors.has_collection(collection)
             for record in self.docstore.list_documents(collection):
                 summaries.append(

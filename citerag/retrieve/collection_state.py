@@ -166,9 +166,12 @@ def _load_or_build(
 ) -> BM25Index:
     marker = folder / FINGERPRINT_FILE
     if marker.exists():
-        saved = json.loads(marker.read_text()).get("fingerprint")
-        if saved == _fingerprint(nodes):
-            return BM25Index.load(folder)
+        try:
+            saved = json.loads(marker.read_text()).get("fingerprint")
+            if saved == _fingerprint(nodes):
+                return BM25Index.load(folder)
+        except (OSError, ValueError, KeyError):  # a copy cut short by a crash: rebuild it
+            pass
         log.warning("keyword index %s is out of date; rebuilding it", folder.name)
     return _build_and_save(nodes, folder, ids, texts(nodes))
 
@@ -179,8 +182,7 @@ def _build_and_save(
     index = BM25Index()
     index.build(ids, texts)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    index.save(folder)
-    (folder / FINGERPRINT_FILE).write_text(json.dumps({"fingerprint": _fingerprint(nodes)}))
+    index.save(folder, extra={FINGERPRINT_FILE: {"fingerprint": _fingerprint(nodes)}})
     return index
 
 
