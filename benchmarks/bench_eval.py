@@ -112,7 +112,8 @@ def run(engine: Engine, args: argparse.Namespace) -> str:
     systems: list[Any] = project_variants(engine, VARIANTS)
     suite = build_stock_suite(PDFS, engine.embed_model)
     systems += suite.baselines
-    sections, plot_data = [], {}
+    sections: list[str] = []
+    plot_data: dict[str, dict[str, Any]] = {}
     for set_name, path in QUESTION_SETS.items():
         questions = json.loads(path.read_text(encoding="utf-8"))
         scores = {s.name: [_page_score(s, q) for q in questions] for s in systems}
@@ -178,7 +179,7 @@ def _timed(call: Callable[[str], object], questions: Sequence[str]) -> list[floa
 
 
 def _latency(engine: Engine, suite: Any) -> str:
-    from benchmarks.big_collection import build_big_collection
+    from benchmarks.big_collection import build_big_collection, drop_collection
     from benchmarks.stock_big import stock_dense_over
 
     msft = "MICROSOFT_2021_10K.pdf"
@@ -218,8 +219,7 @@ def _latency(engine: Engine, suite: Any) -> str:
     rows[f"{chunks:,} chunks: stock dense retrieve (same chunks)"] = _timed(
         lambda q: stock.retrieve(q), questions
     )
-    for document in engine.list_documents(["big"]):
-        engine.delete(document.name, "big")
+    drop_collection(engine, "big")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
         f"Each question timed {REPEATS} times, fastest kept; p50/p95 over the questions. "
