@@ -20,8 +20,13 @@ from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering, split_part_prefix
 from citerag.tree.pipeline import NO_FILES, FileHits, run_pipeline
 from citerag.tree.schema import schema_errors, tree_errors
-from citerag.tree.search import fill_selection, llm_selection, offline_ranking, parse_selection
-from citerag.tree.service import _chat
+from citerag.tree.search import (
+    Chat,
+    fill_selection,
+    llm_selection,
+    offline_ranking,
+    parse_selection,
+)
 
 OUTLINES = PROJECT_DIR / "test" / "data" / "outlines"
 
@@ -156,9 +161,11 @@ def test_pipeline_without_files_and_with_broken_trees() -> None:
         run_pipeline("cash?", _files(), broken)
 
 
-def _llm_chat(base_url: str):  # noqa: ANN202 - the service's chat function
+def _llm_chat(base_url: str) -> Chat:
     settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=base_url)
-    return _chat(LLMAnswerer.from_settings(settings))
+    answerer = LLMAnswerer.from_settings(settings)
+    assert answerer is not None
+    return answerer.chat
 
 
 def test_llm_selection_good_json() -> None:

@@ -63,6 +63,7 @@ class FileHits:
     doc_id: str
     name: str
     chunk_scores: dict[str, float]
+    relevant: bool = True  # False: its chunks share no term with the question
 
     @property
     def score(self) -> float:
@@ -70,7 +71,7 @@ class FileHits:
 
 
 def rank_files(hits: Sequence[FileHits], top_k_files: int) -> list[FileHits]:
-    ranked = sorted((h for h in hits if h.chunk_scores), key=lambda h: -h.score)
+    ranked = sorted((h for h in hits if h.chunk_scores and h.relevant), key=lambda h: -h.score)
     return ranked[:top_k_files]
 
 
@@ -87,7 +88,8 @@ def run_pipeline(
     started = time.perf_counter()
     history: list[dict[str, Any]] = []
     chosen = rank_files(files, top_k_files)
-    history.append({"step": "file_search", "files": [[f.name, round(f.score, 4)] for f in files]})
+    found = [[f.name, round(f.score, 4), f.relevant] for f in files]
+    history.append({"step": "file_search", "files": found})
     history.append({"step": "files_selected", "files": [f.name for f in chosen]})
     if not chosen:
         return AnswerResult(NO_FILES, [], _metadata(started, history, "", 0))
