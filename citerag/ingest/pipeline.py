@@ -41,7 +41,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorRow
-from citerag.tree.ingest import build_tree_logged
+from citerag.tree.ingest import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class Ingestor:
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
         step("tree")
-        tree = build_tree_logged(path, parsed, chunks)
+        tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
         sentence_vectors = self._sentence_vectors(chunks)
         chunk_vectors = self._chunk_vectors(chunks, sentence_vectors)
