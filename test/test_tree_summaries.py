@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
+from helpers import DEMO_PDF
 
+from citerag.engine import Engine
 from citerag.settings import Settings
 from citerag.tree.ingest import summarizer_for
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.search import selection_view
+from citerag.tree.service import stored_tree
 from citerag.tree.summaries import MAX_FAILURES, SUMMARY_CHARS, SummaryReport
 
 
@@ -87,3 +90,23 @@ def test_hostile_replies_become_one_short_line(tmp_path: Path) -> None:
 
 def test_no_llm_means_extractive_summaries(tmp_path: Path) -> None:
     assert summarizer_for(Settings(storage_dir=tmp_path)) is None
+
+
+@pytest.mark.slow
+def test_ingest_stores_llm_summaries_and_a_second_ingest_asks_nothing(tmp_path: Path) -> None:
+    replies = [ScriptedReply(f"The LLM's summary number {i} of this section.") for i in range(40)]
+    with running_server(replies) as server:
+        settings = Settings(storage_dir=tmp_path, llm_provider="openai_like", llm_model="m",
+                            llm_base_url=server.base_url)
+        engine = Engine(settings)
+        try:
+            engine.ingest(DEMO_PDF, "one")
+            calls = len(server.requests)
+            engine.ingest(DEMO_PDF, "two")  # another collection: same texts, same model
+            first = stored_tree(engine, "one", DEMO_PDF.name)
+            second = stored_tree(engine, "two", DEMO_PDF.name)
+        finally:
+            engine.close()
+    assert calls == len(first.node_ids()) and len(server.requests) == calls
+    assert all(node.summary.startswith("The LLM's summary") for node in first.walk())
+    assert _summaries(first) == _summaries(second)
