@@ -21,6 +21,7 @@ from citerag.nodes import page_of, start_of
 from citerag.tree.headings import Heading, detect_headings
 from citerag.tree.layout import read_outline, read_runs
 from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.split import split_long_nodes
 from citerag.tree.text import Cut, at_page_top, extractive_summary, heading_offset, text_between
 from citerag.types import ParsedDocument
 
@@ -54,10 +55,14 @@ def build_tree(path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode] = 
     if preface is not None:
         structure.insert(0, preface)
     tree = DocumentTree(parsed.name, parsed.doc_id, structure, source)
+    owners = [(item.cut, item.node) for item in placed]
+    if preface is not None:
+        owners.insert(0, (Cut(1, 0), preface))
+    owners += split_long_nodes(tree)
     _number(tree)
     for node in tree.walk():
         node.summary = extractive_summary(node.title, node.text) or _children_summary(node)
-    link_chunks(tree, placed, chunks, preface)
+    link_chunks(tree, owners, chunks)
     return tree
 
 
@@ -175,23 +180,20 @@ def _children_summary(node: TreeNode) -> str:
 
 
 def link_chunks(
-    tree: DocumentTree,
-    placed: list[_Placed],
-    chunks: Sequence[TextNode],
-    preface: TreeNode | None = None,
+    tree: DocumentTree, owners: Sequence[tuple[Cut, TreeNode]], chunks: Sequence[TextNode]
 ) -> None:
-    """Each chunk to the section its first character is in (the preface before any heading)."""
-    cuts = [(item.cut.page, item.cut.offset) for item in placed]
+    """Each chunk to the node whose text its first character is in; `owners` are the nodes
+    with where their text starts."""
+    ordered = sorted(owners, key=lambda owner: (owner[0].page, owner[0].offset))
     for chunk in chunks:
         position = (page_of(chunk), start_of(chunk))
-        owner = preface
-        for cut, item in zip(cuts, placed, strict=True):
-            if cut > position:
+        owner = ordered[0][1] if ordered else None
+        for cut, node in ordered:
+            if (cut.page, cut.offset) > position:
                 break
-            owner = item.node
-        if owner is None:  # before the first heading, with only blanks there
-            owner = placed[0].node
-        _link(tree, owner, chunk)
+            owner = node
+        if owner is not None:
+            _link(tree, owner, chunk)
 
 
 def _link(tree: DocumentTree, owner: TreeNode, chunk: TextNode) -> None:

@@ -21,13 +21,12 @@ from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.answer.highlights import select_highlights
 from citerag.errors import RagError
-from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import Chat, Selection, fill_selection, llm_selection, offline_ranking
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
-MAX_NODE_CHARS = 6000
 
 
 @dataclass
