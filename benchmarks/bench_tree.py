@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,6 +116,7 @@ def main() -> int:
 
 
 def run(engine: Engine) -> str:
+    load_before = os.getloadavg()
     ingestion = _ingest(engine)
     trees: dict[tuple[str, str], DocumentTree] = {}
     engine.retrieve("warm up", BOTH, TOP_K)  # models loaded, indexes in memory
@@ -131,7 +133,9 @@ def run(engine: Engine) -> str:
         print(sections[-1])
         contexts[set_name] = runs
         latency.update({f"{name}, {set_name}": r.milliseconds for name, r in runs.items()})
-    return _render(engine, ingestion, sections, contexts, latency)
+    loads = [", ".join(f"{x:.1f}" for x in load) for load in (load_before, os.getloadavg())]
+    machine = f"{describe_machine()} Load average (1, 5, 15 min) at start: {loads[0]}; at end: "
+    return _render(engine, machine + f"{loads[1]}.", ingestion, sections, contexts, latency)
 
 
 def _asker(
@@ -253,6 +257,7 @@ def _ingest_table(rows: Sequence[tuple[str, str, int, float, float | None]]) -> 
 
 def _render(
     engine: Engine,
+    machine: str,
     ingestion: Sequence[tuple[str, str, int, float, float | None]],
     sections: Sequence[str],
     contexts: dict[str, dict[str, Run]],
@@ -263,10 +268,11 @@ def _render(
         [
             "# Benchmark: tree mode beside the default mode",
             "",
-            f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_tree.py`, one run, parser "
-            f"`{engine.settings.parser}`, no LLM (offline node selection, extractive answers).",
+            f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_tree.py` at commit "
+            f"{_commit()}, one run, parser `{engine.settings.parser}`, no LLM (offline node "
+            "selection, extractive answers).",
             "",
-            describe_machine(),
+            machine,
             "",
             "Default mode: `Engine.retrieve` (hybrid + rerank step), top-10 chunks, pages in rank "
             "order. Tree mode: `query --mode tree` (`tree_answer`): files ranked by the hybrid "
@@ -294,6 +300,16 @@ def _render(
             "",
         ]
     )
+
+
+def _commit() -> str:
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    return found.stdout.strip() or "unknown"
 
 
 if __name__ == "__main__":
