@@ -79,7 +79,7 @@ def test_tree_mode_cites_five_real_sections_per_chosen_file(
     data = _json(capsys, "query", question, "--mode", "tree")
     history = {entry["step"]: entry for entry in data["metadata"]["searchHistory"]}
     chosen = history["files_selected"]["files"]
-    assert chosen[0] == expected and len(chosen) == 3
+    assert chosen[0] == expected and 1 <= len(chosen) <= 3  # --top-k-files 3 at most
     by_file = {name: [s for s in data["sources"] if s["documentName"] == name] for name in chosen}
     for name, sources in by_file.items():
         tree = {n["node_id"]: n for n in _nodes(_json(capsys, "tree", name)["structure"])}

@@ -105,6 +105,8 @@ def _place(headings: list[Heading], parsed: ParsedDocument) -> list[_Placed]:
             cut = placed[-1].cut  # keep reading order when a title is found earlier on its page
         node = TreeNode("", _short(heading.title), heading.page, heading.page, heading.level)
         at_top = at_page_top(parsed.pages[cut.page - 1].text, cut.offset)
+        if at_top and (not placed or placed[-1].cut.page < cut.page):
+            cut = Cut(cut.page, 0)  # a page header above it opens its page, as its span does
         placed.append(_Placed(heading, cut, node, at_top))
     return placed
 
