@@ -82,3 +82,8 @@ LLM_MODEL = ""
 LLM_BASE_URL = ""  # for ollama and openai_like
 LLM_API_KEY = ""  # or the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
 LLM_TIMEOUT_S = 60
+
+# HTTP API (`python main.py serve`): an optional key, the origins CORS allows, the upload cap.
+API_KEY = ""  # empty: no key; else clients send `Authorization: Bearer KEY` or `X-API-Key: KEY`
+CORS_ORIGINS = ""  # comma-separated, e.g. "http://localhost:5173"; "*" for any; empty: none
+MAX_UPLOAD_MB = 50

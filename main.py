@@ -8,6 +8,7 @@ python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of seve
 python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
+python main.py serve [--host 127.0.0.1] [--port 8000]
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     delete = commands.add_parser("delete", help="remove a document by file name")
     delete.add_argument("name")
     delete.add_argument("--collection", default=DEFAULT_COLLECTION)
+
+    serve = commands.add_parser("serve", help="the HTTP API and the viewer (uvicorn)")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    serve.add_argument("--port", type=positive_int, default=8000)
     return parser
 
 
@@ -307,12 +312,22 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    from citerag.serve.server import serve
+
+    articles: dict[str, dict[str, Any]] = getattr(load_config(), "ARTICLE_CONFIGS", {})
+    folders = sorted({Path(entry["directory"]) for entry in articles.values()})
+    serve(load_settings(), args.host, args.port, folders)
+    return 0
+
+
 COMMANDS = {
     "ingest": run_ingest,
     "query": run_query,
     "list": run_list,
     "delete": run_delete,
     "tree": run_tree,
+    "serve": run_serve,
 }
 
 

@@ -3,6 +3,7 @@
 #   .venv         the engine, its dev extras, torch 2.13.0 pinned (CPU here, MPS on Apple Silicon,
 #                 CUDA where an NVIDIA GPU is present)
 #   .mineru_env   MinerU in its own environment, for its model-free `flash` tier
+#   chromium      Debian's, for the viewer's browser test (apt, only when missing)
 # Set SKIP_MINERU=1 to skip MinerU (the engine then parses with PyMuPDF).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -76,7 +77,25 @@ setup_mineru_env() {
     echo "$want" > "$stamp"
 }
 
+setup_browser() {
+    if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ]; then
+        return
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "no chromium: the viewer's browser test needs one (set CHROMIUM_PATH to its binary)"
+        return
+    fi
+    local sudo=""
+    if [ "$(id -u)" != "0" ]; then
+        sudo="sudo -n"
+    fi
+    say "installing chromium (apt) for the viewer's browser test"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null \
+        || say "could not install chromium; run: sudo apt-get install -y chromium"
+}
+
 setup_main_env
 setup_mineru_env
+setup_browser
 mkdir -p storage
 say "ready"

@@ -33,6 +33,9 @@ ENV_OVERRIDES = {
     "parser": "RAG_PARSER",
     "reranker": "RAG_RERANKER",
     "mineru_tier": "MINERU_TIER",
+    "api_key": "RAG_API_KEY",
+    "cors_origins": "RAG_CORS_ORIGINS",
+    "max_upload_mb": "RAG_MAX_UPLOAD_MB",
 }
 
 
@@ -63,6 +66,9 @@ class Settings:
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_timeout_s: int = 60
+    api_key: str = ""  # the HTTP API's key; empty: no key needed
+    cors_origins: str = ""  # comma-separated origins the HTTP API allows; "*" for any
+    max_upload_mb: float = 50.0  # the largest PDF the HTTP API accepts
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -79,6 +85,8 @@ class Settings:
         for name in ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
+        if self.max_upload_mb <= 0:
+            raise ConfigError(f"max_upload_mb is {self.max_upload_mb}; set it above 0.")
         if self.page_weight < 0:
             raise ConfigError(f"page_weight is {self.page_weight}; use 0 (off) or more.")
         if self.filing_keyword_weight <= 0:

@@ -1,0 +1,111 @@
+"""Documents: upload (checked, then ingested in the background), list, delete, and pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Query, Response, UploadFile
+from fastapi.responses import JSONResponse
+
+from citerag.serve.errors import ApiError
+from citerag.serve.schemas import BoxesRequest
+from citerag.serve.security import safe_collection, safe_document_name
+from citerag.serve.state import Served, State, require_key
+from citerag.serve.uploads import check_upload
+
+router = APIRouter(dependencies=[Depends(require_key)], tags=["documents"])
+DOCUMENT = "/api/collections/{collection}/documents/{name}"
+
+
+@router.post(
+    "/api/collections/{collection}/documents",
+    status_code=202,
+    summary="Upload a PDF; it is checked now and ingested in the background",
+)
+async def upload(
+    collection: str,
+    file: Annotated[UploadFile, File(description="the PDF")],
+    state: State,
+) -> JSONResponse:
+    """413 over the size cap, 415 when not a PDF, 422 when unreadable; nothing is kept then."""
+    collection = safe_collection(collection)
+    name = safe_document_name(file.filename or "")
+    cap = int(state.settings.max_upload_mb * 1_048_576)
+    data = await file.read(cap + 1)
+    check_upload(data, name, cap)
+    job = await state.run(state.uploads.submit, data, name, collection)
+    body = {**job.to_dict(), "statusUrl": f"/api/uploads/{job.id}"}
+    return JSONResponse(body, status_code=202, headers={"Location": body["statusUrl"]})
+
+
+@router.get("/api/uploads/{job_id}", summary="An upload's ingest status and progress")
+async def upload_status(job_id: str, state: State) -> dict[str, Any]:
+    return state.uploads.get(job_id).to_dict()
+
+
+@router.get("/api/documents", summary="Documents per collection (as `main.py list --json`)")
+async def list_documents(
+    state: State, collection: Annotated[str | None, Query()] = None
+) -> list[dict[str, object]]:
+    names = None if collection is None else [safe_collection(collection)]
+    return await state.run(_listing, state, names)
+
+
+@router.delete(DOCUMENT, summary="Remove a document (every version of that name)")
+async def delete_document(collection: str, name: str, state: State) -> dict[str, Any]:
+    collection, name = safe_collection(collection), safe_document_name(name)
+    removed = await state.run(_delete, state, collection, name)
+    return {"deleted": removed, "collection": collection, "name": name}
+
+
+@router.get(
+    DOCUMENT + "/pages/{page}/image",
+    summary="A page rendered as PNG",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}},
+)
+async def page_image(
+    collection: str,
+    name: str,
+    page: int,
+    state: State,
+    zoom: Annotated[float, Query(ge=0.5, le=4.0)] = 1.5,
+) -> Response:
+    path = await state.run(_pdf_path, state, collection, name)
+    png = await state.run(state.pages.png, path, page, zoom)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+
+
+@router.post(DOCUMENT + "/pages/{page}/boxes", summary="Where highlight texts are on a page")
+async def page_boxes(
+    collection: str,
+    name: str,
+    page: int,
+    body: BoxesRequest,
+    state: State,
+) -> dict[str, Any]:
+    """Page size in PDF points (origin top-left) and one box per highlight (null: not found)."""
+    path = await state.run(_pdf_path, state, collection, name)
+    return await state.run(state.pages.boxes, path, page, body.highlights)
+
+
+def _listing(state: Served, names: list[str] | None) -> list[dict[str, object]]:
+    for name in names or []:
+        state.existing_collection(name)
+    return [d.to_dict() for d in state.engine.list_documents(names)]
+
+
+def _delete(state: Served, collection: str, name: str) -> int:
+    state.existing_collection(collection)
+    removed = state.engine.delete(name, collection)
+    if not removed:
+        raise ApiError(404, f"No document named {name!r} in collection {collection!r}.")
+    state.pages.forget(collection, name)
+    return removed
+
+
+def _pdf_path(state: Served, collection: str, name: str) -> Path:
+    collection, name = safe_collection(collection), safe_document_name(name)
+    record = state.ready_document(collection, name)
+    return state.pages.locate(collection, name, record.doc_id)

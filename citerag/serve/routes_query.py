@@ -1,0 +1,68 @@
+"""Questions: the answer contract, and OpenAI's chat completions (whole or streamed)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import StreamingResponse
+
+from citerag.serve import chat
+from citerag.serve.schemas import ChatRequest, QueryRequest
+from citerag.serve.security import safe_collection
+from citerag.serve.state import State, require_key
+
+router = APIRouter(dependencies=[Depends(require_key)])
+
+
+@router.post("/api/rag/query", tags=["questions"], summary="Answer a question with sources")
+async def rag_query(body: QueryRequest, state: State) -> dict[str, Any]:
+    """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`."""
+    collection = safe_collection(body.collection)
+    result = await state.run(state.answer, body.query, collection, body.top_k, body.page_range())
+    return result.to_dict()
+
+
+@router.post(
+    "/v1/chat/completions",
+    tags=["openai"],
+    summary="OpenAI-compatible chat completion; `model` is the collection",
+    response_model=None,
+)
+async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | StreamingResponse:
+    """`stream: false`: a `chat.completion` with extra `sources` and `metadata` fields.
+
+    `stream: true`: `chat.completion.chunk` events whose content joins to the same answer; the
+    last chunk (`finish_reason: "stop"`) carries `sources` and `metadata`; then `data: [DONE]`.
+    """
+    collection = safe_collection(body.model)
+    result = await state.run(
+        state.answer, body.question(), collection, body.top_k, body.page_range()
+    )
+    if not body.stream:
+        return chat.chat_completion(result, body.model)
+    return StreamingResponse(
+        _async(chat.sse_events(result, body.model)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _async(events: Iterator[str]) -> AsyncIterator[str]:
+    """The events from the event loop itself (a plain iterator costs a thread hop per event)."""
+    for event in events:
+        yield event
+
+
+@router.get("/v1/models", tags=["openai"], summary="The collections, as OpenAI models")
+async def models(state: State) -> dict[str, Any]:
+    names = await state.run(state.engine.docstore.collections)
+    now = int(time.time())
+    return {
+        "object": "list",
+        "data": [
+            {"id": name, "object": "model", "created": now, "owned_by": "citerag"} for name in names
+        ],
+    }

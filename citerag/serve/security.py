@@ -1,0 +1,54 @@
+"""What a request must pass before it reaches the engine: the API key and safe names."""
+
+from __future__ import annotations
+
+import hmac
+import re
+
+from fastapi import Request
+
+from citerag.engine import check_collection_name
+from citerag.errors import InputError
+from citerag.serve.errors import ApiError
+
+_UNSAFE = re.compile(r"[/\\\x00-\x1f]")
+MAX_NAME_CHARS = 200
+
+
+def check_api_key(request: Request, expected: str) -> None:
+    """Nothing when no key is configured; else `Authorization: Bearer KEY` or `X-API-Key`."""
+    if not expected:
+        return
+    given = request.headers.get("x-api-key", "")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        given = token.strip()
+    if not given:
+        raise ApiError(401, "This server needs an API key; send it as 'Authorization: Bearer KEY'.")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise ApiError(401, "The API key is wrong; send the key the server was configured with.")
+
+
+def safe_collection(name: str) -> str:
+    """A collection name the engine accepts (letters, digits, '_', '-'), else a 400."""
+    try:
+        return check_collection_name(name)
+    except InputError as error:
+        raise ApiError(400, str(error)) from None
+
+
+def safe_document_name(name: str) -> str:
+    """A plain file name: no folders, no '..', no control characters, else a 400."""
+    cleaned = name.strip()
+    if (
+        not cleaned
+        or len(cleaned) > MAX_NAME_CHARS
+        or _UNSAFE.search(cleaned)
+        or cleaned.startswith(".")
+    ):
+        raise ApiError(
+            400,
+            f"Document name {name!r} is not allowed; use a plain file name without folders, "
+            "'..' or a leading dot.",
+        )
+    return cleaned

@@ -1,0 +1,98 @@
+"""What the routes share: the one engine of the process and the helpers built around it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Protocol, TypeVar
+
+import anyio
+from fastapi import Depends, Request
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from citerag.answer.contract import AnswerResult
+from citerag.engine import DocumentSummary
+from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.serve.errors import ApiError
+from citerag.serve.pages import PageSource
+from citerag.serve.security import check_api_key
+from citerag.serve.uploads import UploadJobs
+from citerag.settings import Settings
+from citerag.store.base import DocStore, PageRange
+from citerag.types import DocumentRecord
+
+T = TypeVar("T")
+ENGINE_THREADS = 4  # questions answered at once; the rest wait their turn
+
+
+class ServedEngine(Protocol):
+    """The part of `citerag.engine.Engine` the API uses."""
+
+    settings: Settings
+    docstore: DocStore
+
+    def query(
+        self,
+        question: str,
+        collection: str,
+        top_k: int | None = None,
+        page_range: PageRange | None = None,
+        filters: MetadataFilters | None = None,
+    ) -> AnswerResult: ...
+
+    def ingest(
+        self, path: Path, collection: str, progress: Progress | None = None
+    ) -> IngestOutcome: ...
+
+    def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]: ...
+
+    def delete(self, name: str, collection: str) -> int: ...
+
+
+@dataclass
+class Served:
+    engine: ServedEngine
+    settings: Settings
+    uploads: UploadJobs
+    pages: PageSource
+    limiter: anyio.CapacityLimiter
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """A blocking engine call on a worker thread, so the event loop keeps serving."""
+        return await anyio.to_thread.run_sync(function, *args, limiter=self.limiter)
+
+    def existing_collection(self, collection: str) -> str:
+        if collection not in self.engine.docstore.collections():
+            raise ApiError(
+                404,
+                f"Collection {collection!r} does not exist; upload a document to it or see "
+                "GET /api/documents.",
+            )
+        return collection
+
+    def answer(
+        self, question: str, collection: str, top_k: int | None, pages: PageRange | None
+    ) -> AnswerResult:
+        self.existing_collection(collection)
+        return self.engine.query(question, collection, top_k=top_k, page_range=pages)
+
+    def ready_document(self, collection: str, name: str) -> DocumentRecord:
+        self.existing_collection(collection)
+        records = self.engine.docstore.find_by_name(collection, name)
+        ready = [r for r in records if r.status == "ready"]
+        if not ready:
+            raise ApiError(404, f"No document named {name!r} in collection {collection!r}.")
+        return ready[0]
+
+
+def served(request: Request) -> Served:
+    state: Served = request.app.state.served
+    return state
+
+
+def require_key(request: Request) -> None:
+    check_api_key(request, served(request).settings.api_key)
+
+
+State = Annotated[Served, Depends(served)]

@@ -1,0 +1,47 @@
+"""The real server with an LLM configured (a scripted OpenAI-compatible server on 127.0.0.1):
+the official client's streamed text joins to the whole answer, citations are renumbered onto
+the sources, and the LLM's token count arrives as `usage`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from fake_openai_server import ScriptedReply
+from fake_openai_server import running_server as running_llm
+from helpers import DEMO_PDF
+from serve_helpers import running_server, upload_and_wait
+
+pytestmark = pytest.mark.slow
+QUESTION = "How is the fused score of a chunk computed?"
+REPLY = "It sums 1/(k + rank) over the rankers [1], with k = 60 [1]. Unsupported claim [42]."
+CITATION = re.compile(r"\[(\d+)\]")
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    storage: Path = tmp_path_factory.mktemp("serve-llm") / "storage"
+    replies = [ScriptedReply(REPLY, prompt_tokens=300, completion_tokens=25) for _ in range(2)]
+    with running_llm(replies) as llm:
+        env = {"LLM_PROVIDER": "openai_like", "LLM_BASE_URL": llm.base_url, "LLM_MODEL": "scripted"}
+        with running_server(storage, **env) as base:
+            assert upload_and_wait(base, DEMO_PDF, "demo")["status"] == "done"
+            yield openai.OpenAI(base_url=f"{base}/v1", api_key="not-needed", max_retries=0)
+
+
+def test_an_llm_answer_streams_like_it_answers_whole_with_usage(client: openai.OpenAI) -> None:
+    messages = [{"role": "user", "content": QUESTION}]
+    whole = client.chat.completions.create(model="demo", messages=messages)
+    answer = whole.choices[0].message.content
+    assert answer.startswith("It sums 1/(k + rank)") and "[42]" not in answer
+    assert whole.usage is not None and whole.usage.total_tokens == 325
+    assert whole.model_extra["metadata"]["model"] == "scripted"
+    chunks = list(client.chat.completions.create(model="demo", messages=messages, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == answer
+    last = chunks[-1]
+    assert last.usage is not None and last.usage.total_tokens == 325
+    numbers = {s["citationNumber"] for s in last.model_extra["sources"]}
+    assert {int(n) for n in CITATION.findall(answer)} <= numbers

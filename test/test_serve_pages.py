@@ -1,0 +1,77 @@
+"""Pages for the viewer: the PDF behind a stored document, its rendering and highlight boxes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from citerag.ingest.pipeline import ingest_key
+from citerag.serve.errors import ApiError
+from citerag.serve.pages import PageSource
+from citerag.serve.uploads import FileStore
+from citerag.settings import Settings
+
+SENTENCE = "Hybrid retrieval fuses keyword and vector hits before reranking them"
+
+
+def two_line_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "Hybrid retrieval fuses keyword and vector hits")
+    page.insert_text((72, 86), "before reranking them. Nothing else is said here.")
+    doc.new_page().insert_text((72, 72), "Second page.")
+    doc.save(path)
+    return path
+
+
+def doc_id(path: Path, settings: Settings) -> str:
+    return ingest_key(hashlib.sha256(path.read_bytes()).hexdigest(), settings)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[PageSource, Settings, Path]:
+    settings = Settings(storage_dir=tmp_path / "storage")
+    folder = tmp_path / "articles"
+    folder.mkdir()
+    pdf = two_line_pdf(folder / "note.pdf")
+    files = FileStore(tmp_path / "storage" / "uploads")
+    return PageSource(settings, files, [folder]), settings, pdf
+
+
+def test_a_pdf_in_a_configured_folder_is_found_only_while_unchanged(
+    setup: tuple[PageSource, Settings, Path],
+) -> None:
+    pages, settings, pdf = setup
+    stored_id = doc_id(pdf, settings)
+    assert pages.locate("c", "note.pdf", stored_id) == pdf
+    pdf.write_bytes(pdf.read_bytes() + b"\n% edited after it was ingested\n")
+    with pytest.raises(ApiError) as missing:
+        pages.locate("c", "note.pdf", stored_id)
+    assert missing.value.status == 404 and "upload it" in missing.value.message
+
+
+def test_a_page_renders_as_png_and_a_missing_page_is_404(
+    setup: tuple[PageSource, Settings, Path],
+) -> None:
+    pages, _, pdf = setup
+    png = pages.png(pdf, 2, 1.0)
+    assert png.startswith(b"\x89PNG")
+    with pytest.raises(ApiError) as missing:
+        pages.png(pdf, 3, 1.0)
+    assert missing.value.status == 404 and "has 2" in missing.value.message
+
+
+def test_a_highlight_across_two_lines_gets_one_box_around_both(
+    setup: tuple[PageSource, Settings, Path],
+) -> None:
+    pages, _, pdf = setup
+    found = pages.boxes(pdf, 1, [SENTENCE, "words that are not on the page"])
+    assert (found["width"], found["height"]) == (595.0, 842.0)
+    first, absent = found["highlights"]
+    assert len(first["rects"]) == 2
+    box = first["box"]
+    assert box["x0"] == pytest.approx(72, abs=2) and box["y0"] < 72 < 86 < box["y1"]
+    assert absent["box"] is None and absent["rects"] == []
