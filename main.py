@@ -5,9 +5,11 @@ python main.py ingest PATH... [--collection NAME | --article NAME]
 python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
+python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
 python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
+python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
 python main.py serve [--host 127.0.0.1] [--port 8000]
 """
 
@@ -29,6 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from citerag.cli_output import format_answer, format_documents, progress_printer  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
 DEFAULT_COLLECTION = "default"
@@ -53,9 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
     query.add_argument(
         "--mode",
-        choices=("hybrid", "tree"),
+        choices=MODES,
         default="hybrid",
-        help="hybrid: cited chunks (default); tree: 5 sections per file, across files",
+        help="hybrid: sub-questions routed to facts/pages/summary/sections, cited chunks "
+        "(default); single: one retrieval over the whole question; tree: 5 sections per file",
     )
     query.add_argument("--top-k-files", type=positive_int, default=3, help="files (tree mode)")
 
@@ -67,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
     listing.add_argument("--json", action="store_true")
     listing.add_argument("--collection", default=None)
+
+    inspect = commands.add_parser(
+        "inspect", help="a collection's Milvus schema, rows per document and sample rows"
+    )
+    inspect.add_argument("collection")
+    inspect.add_argument("--json", action="store_true")
+    inspect.add_argument("--rows", type=positive_int, default=5, help="sample rows to show")
 
     delete = commands.add_parser("delete", help="remove a document by file name")
     delete.add_argument("name")
@@ -190,11 +201,26 @@ def load_settings(article: str | None = None) -> Any:
     return settings_from_config(load_config(), article)
 
 
+def load_schema(article: str | None) -> Any:
+    """The article's extraction schema (extraction_schemas.py), or None for a bare collection."""
+    if article is None:
+        return None
+    name = getattr(load_config(), "ARTICLE_CONFIGS", {}).get(article, {}).get("schema")
+    if not name:
+        return None
+    import extraction_schemas
+
+    if name not in extraction_schemas.SCHEMAS:
+        log.warning("article %r: unknown schema %r; generic entity labels apply", article, name)
+        return None
+    return extraction_schemas.get_schema(str(name))
+
+
 @contextmanager
 def open_engine(article: str | None = None) -> Iterator[Any]:
     from citerag.engine import Engine
 
-    engine = Engine(load_settings(article))
+    engine = Engine(load_settings(article), schema=load_schema(article))
     try:
         yield engine
     finally:
@@ -246,20 +272,20 @@ def run_query(args: argparse.Namespace) -> int:
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
-            result = _answer(engine, args, question, collection)
+            result = answer_question(
+                engine,
+                question,
+                collection,
+                mode=args.mode,
+                top_k=args.top_k,
+                page_range=args.pages,
+                top_k_files=args.top_k_files,
+            )
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:
                 print(format_answer(question, result))
     return 0
-
-
-def _answer(engine: Any, args: argparse.Namespace, question: str, collection: str) -> Any:
-    if args.mode == "tree":
-        from citerag.tree.service import tree_answer
-
-        return tree_answer(engine, question, collection, top_k_files=args.top_k_files)
-    return engine.query(question, collection, top_k=args.top_k, page_range=args.pages)
 
 
 def run_tree(args: argparse.Namespace) -> int:
@@ -312,6 +338,23 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_inspect(args: argparse.Namespace) -> int:
+    from citerag.engine import check_collection_name
+    from citerag.store.inspect import format_inspection, inspect_collection
+
+    collection = check_collection_name(args.collection)
+    with open_engine() as engine:
+        engine.check_collection(collection)
+        if not engine.vectors.has_collection(collection):
+            raise InputError(
+                f"Milvus has no collection {collection!r}; see `python main.py list` for those "
+                "that hold documents."
+            )
+        data = inspect_collection(engine.docstore, engine.vectors, collection, args.rows)
+    print(json.dumps(data, indent=2, default=str) if args.json else format_inspection(data))
+    return 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from citerag.serve.server import serve
 
@@ -327,6 +370,7 @@ COMMANDS = {
     "list": run_list,
     "delete": run_delete,
     "tree": run_tree,
+    "inspect": run_inspect,
     "serve": run_serve,
 }
 

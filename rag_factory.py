@@ -14,6 +14,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores.types import MetadataFilters
 
 import config
+import extraction_schemas
 from citerag.engine import Engine
 from citerag.query.engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
@@ -25,8 +26,11 @@ def build_settings(article: str | None = None) -> Settings:
     return settings_from_config(config, article)
 
 
-def build_engine(settings: Settings | None = None) -> Engine:
-    return Engine(settings or build_settings())
+def build_engine(settings: Settings | None = None, article: str | None = None) -> Engine:
+    """The engine, with the article's extraction schema (GLiNER labels, LangExtract attributes)."""
+    name = config.ARTICLE_CONFIGS.get(article or config.ACTIVE_ARTICLE, {}).get("schema")
+    schema = extraction_schemas.get_schema(name) if name else None
+    return Engine(settings or build_settings(article), schema=schema)
 
 
 def build_retriever(

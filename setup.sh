@@ -3,6 +3,9 @@
 #   .venv         the engine, its dev extras, torch 2.13.0 pinned (CPU here, MPS on Apple Silicon,
 #                 CUDA where an NVIDIA GPU is present)
 #   .mineru_env   MinerU in its own environment, for its model-free `flash` tier
+#   servers       the dev extras include milvus==2.3.5 (a Milvus standalone binary, Linux x86_64)
+#                 and nx-27017 (a MongoDB wire-protocol server): the `server` tests and
+#                 `db.sh` without Docker run them; the Milvus binary is unpacked once here
 #   chromium      Debian's, for the viewer's browser test (apt, only when missing)
 # Set SKIP_MINERU=1 to skip MinerU (the engine then parses with PyMuPDF).
 set -euo pipefail
@@ -77,6 +80,15 @@ setup_mineru_env() {
     echo "$want" > "$stamp"
 }
 
+prepare_servers() {
+    if .venv/bin/python -c "import milvus" 2>/dev/null; then
+        .venv/bin/python -c "from citerag.store.local_servers import milvus_binary; milvus_binary()"
+        say "embedded Milvus server ready"
+    else
+        say "no embedded Milvus server on this platform (its wheel is Linux x86_64 only): db.sh needs Docker for Milvus"
+    fi
+}
+
 setup_browser() {
     if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ]; then
         return
@@ -95,6 +107,7 @@ setup_browser() {
 }
 
 setup_main_env
+prepare_servers
 setup_mineru_env
 setup_browser
 mkdir -p storage

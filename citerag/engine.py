@@ -8,22 +8,30 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
+from citerag.enrich.step import build_enricher
+from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
-from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
+from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
+from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
+from citerag.query.subquestions import CitedSubQuestionEngine
 from citerag.retrieve.collection_state import CollectionState, load_collection_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, VectorIndex
 from citerag.store.factory import open_docstore, open_vector_index
+from citerag.tools.base import ToolContext
+from citerag.tools.registry import build_question_generator, build_tools
 
 log = logging.getLogger(__name__)
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -38,6 +46,18 @@ class DocumentSummary:
     parser: str
     chunks_in_milvus: int
     chunks_in_docstore: int
+    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.summary)
+
+    @property
+    def health(self) -> str:
+        """"ok" when Milvus and the docstore hold the same chunks, else what is missing."""
+        if self.chunks_in_milvus == self.chunks_in_docstore > 0:
+            return "ok"
+        if self.chunks_in_docstore == 0:
+            return "no chunks in the docstore"
+        if self.chunks_in_milvus < self.chunks_in_docstore:
+            return "vectors missing in Milvus"
+        return "chunks missing in the docstore"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -48,6 +68,8 @@ class DocumentSummary:
             "parser": self.parser,
             "chunksInMilvus": self.chunks_in_milvus,
             "chunksInDocstore": self.chunks_in_docstore,
+            "metadata": self.metadata or {"enrichedBy": "none", "fields": {}},
+            "health": self.health,
         }
 
 
@@ -66,16 +88,29 @@ class Engine:
         docstore: DocStore | None = None,
         vectors: VectorIndex | None = None,
         embedder: Embedder | None = None,
+        schema: Any | None = None,
     ) -> None:
+        """`schema`: the collection's extraction schema (`extraction_schemas.get_schema`), which
+        GLiNER's labels and LangExtract's attributes come from; None uses generic labels."""
         self.settings = settings
         settings.storage_dir.mkdir(parents=True, exist_ok=True)
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.embedder = embedder or Embedder(settings.embedding_model)
         self.embed_model = LocalEmbedding(self.embedder)
+        self.schema = schema
         self._ingestor = Ingestor(
-            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir
+            settings,
+            self.docstore,
+            self.vectors,
+            self.embedder,
+            self.bm25_dir,
+            build_enricher(settings, schema),
         )
+        self._repairer = SplitBrainRepairer(
+            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir, ingest_key
+        )
+        self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
         self._lock = threading.Lock()
         self._factory: QueryFactory | None = None
@@ -83,7 +118,19 @@ class Engine:
     def bm25_dir(self, collection: str) -> Path:
         return self.settings.storage_dir / "bm25" / collection
 
+    def check_collection(self, collection: str, force: bool = False) -> list[Repair]:
+        """Detect and repair split-brain in `collection`, once per engine unless `force`d."""
+        with self._lock:
+            if collection in self._checked and not force:
+                return []
+            self._checked.add(collection)
+        repairs = self._repairer.check(collection)
+        if repairs:
+            self._forget_state(collection)
+        return repairs
+
     def collection_state(self, collection: str) -> CollectionState:
+        self.check_collection(collection)
         with self._lock:
             state = self._states.get(collection)
             if state is None:
@@ -99,6 +146,7 @@ class Engine:
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
         check_collection_name(collection)
+        self.check_collection(collection)
         try:
             return self._ingestor.ingest(path, collection, progress)
         finally:
@@ -124,6 +172,22 @@ class Engine:
         state = self.searchable_state(collection)
         return self.factory.query_engine(state, top_k=top_k, filters=filters)
 
+    def subquestion_engine(
+        self,
+        collection: str,
+        top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+        filter_scopes: dict[str, str] | None = None,
+    ) -> CitedSubQuestionEngine:
+        """The sub-question engine over one collection: facts, pages, summary, sections.
+        `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
+        state = self.searchable_state(collection)
+        context = ToolContext(
+            self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
+        )
+        generator = build_question_generator(self.factory.answerer)
+        return CitedSubQuestionEngine(build_tools(context), generator, context)
+
     def query(
         self,
         question: str,
@@ -131,10 +195,17 @@ class Engine:
         top_k: int | None = None,
         page_range: PageRange | None = None,
         filters: MetadataFilters | None = None,
+        plan: bool = True,
     ) -> AnswerResult:
+        """`plan`: sub-questions routed to tools (a plain question is one `facts` call);
+        False: one retrieval over the whole question."""
         if page_range is not None:
             filters = page_filters(page_range.first, page_range.last)
-        engine = self.query_engine(collection, top_k=top_k, filters=filters)
+        engine: BaseQueryEngine = (
+            self.subquestion_engine(collection, top_k, filters)
+            if plan
+            else self.query_engine(collection, top_k=top_k, filters=filters)
+        )
         response = engine.query(QueryBundle(checked_question(question)))
         return answer_from_response(response)  # type: ignore[arg-type]
 
@@ -169,6 +240,7 @@ class Engine:
         names = list(collections) if collections else self.docstore.collections()
         summaries = []
         for collection in names:
+            self.check_collection(collection)
             has_vectors = self.vectors.has_collection(collection)
             for record in self.docstore.list_documents(collection):
                 summaries.append(
@@ -182,6 +254,9 @@ class Engine:
                             self.vectors.count(collection, record.doc_id) if has_vectors else 0
                         ),
                         chunks_in_docstore=self.docstore.count_chunks(collection, record.doc_id),
+                        metadata=enrichment_summary(
+                            self.docstore.chunks_of(collection, record.doc_id)
+                        ),
                     )
                 )
         return summaries

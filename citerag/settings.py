@@ -15,6 +15,7 @@ PARSERS = ("pymupdf", "mineru")
 # MinerU 4.x's public tiers (mineru.parser.tier): "flash" needs no model weights, the others do.
 MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
+METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -33,6 +34,8 @@ ENV_OVERRIDES = {
     "parser": "RAG_PARSER",
     "reranker": "RAG_RERANKER",
     "mineru_tier": "MINERU_TIER",
+    "metadata": "RAG_METADATA",
+    "gliner_model": "GLINER_MODEL",
     "api_key": "RAG_API_KEY",
     "cors_origins": "RAG_CORS_ORIGINS",
     "max_upload_mb": "RAG_MAX_UPLOAD_MB",
@@ -66,6 +69,8 @@ class Settings:
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_timeout_s: int = 60
+    metadata: str = "none"
+    gliner_model: str = ""  # a local GLiNER folder (or a hub id already in the local cache)
     api_key: str = ""  # the HTTP API's key; empty: no key needed
     cors_origins: str = ""  # comma-separated origins the HTTP API allows; "*" for any
     max_upload_mb: float = 50.0  # the largest PDF the HTTP API accepts
@@ -98,6 +103,7 @@ class Settings:
         _require_choice("parser", self.parser, PARSERS)
         _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
+        _require_choice("metadata", self.metadata, METADATA)
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 from collections.abc import Iterator
@@ -32,3 +33,42 @@ def _block_network(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     finally:
         socket.socket.connect = _real_connect  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session")
+def milvus_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real Milvus standalone server (milvus==2.3.5) for the session, on free loopback ports.
+
+    MILVUS_TEST_URI names an existing server instead (its collections are dropped by the tests).
+    """
+    from citerag.store.local_servers import start_milvus
+
+    existing = os.environ.get("MILVUS_TEST_URI", "")
+    if existing:
+        yield existing
+        return
+    if importlib.util.find_spec("milvus") is None:
+        pytest.skip("milvus==2.3.5 is not installed (setup.sh installs it on Linux x86_64)")
+    server = start_milvus(tmp_path_factory.mktemp("milvus_server"))
+    try:
+        yield server.uri
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_wire_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """MONGODB_URI when set (a real mongod), else nx-27017 started for the session."""
+    from citerag.store.local_servers import start_mongo_wire
+
+    existing = os.environ.get("MONGODB_URI", "")
+    if existing:
+        yield existing
+        return
+    if importlib.util.find_spec("nx_27017") is None:
+        pytest.skip("nx-27017 is not installed (setup.sh installs it)")
+    server = start_mongo_wire(tmp_path_factory.mktemp("mongo_wire"))
+    try:
+        yield server.uri
+    finally:
+        server.stop()

@@ -17,3 +17,18 @@ def shared_eval_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: put the shared evaluation data beside the project")
     return path
+
+MILVUS_BACKENDS = [
+    pytest.param("lite", id="lite"),
+    # integration: a MILVUS_TEST_URI naming another machine must get past the loopback guard
+    pytest.param(
+        "server",
+        id="server",
+        marks=[pytest.mark.server, pytest.mark.slow, pytest.mark.integration],
+    ),
+]
+
+
+def milvus_uri_for(request: pytest.FixtureRequest, backend: str) -> str:
+    """"" for Milvus Lite (the storage folder's file), else the session's Milvus server."""
+    return "" if backend == "lite" else str(request.getfixturevalue("milvus_server_uri"))

@@ -17,6 +17,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.serve import create_app
 from citerag.settings import Settings
 from citerag.store.base import PageRange
+from citerag.tree.model import DocumentTree, TreeNode
 from citerag.types import DocumentRecord, Highlight
 
 KEY = "s3cret"
@@ -30,9 +31,20 @@ def text_pdf(path: Path, text: str = "Hybrid retrieval fuses BM25 and vectors.")
     return path
 
 
+def small_tree(name: str) -> DocumentTree:
+    """A two-level section tree, as ingest stores it (doc_id is the name in these fakes)."""
+    child = TreeNode("0001", "Scoring", 2, 2, level=2, text="Scores are fused.")
+    root = TreeNode("0000", "Method", 1, 2, text="How retrieval works.", nodes=[child])
+    return DocumentTree(name, name, [root])
+
+
 @dataclass
 class FakeDocStore:
     documents: dict[str, list[str]]
+    trees: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+        return self.trees.get((collection, doc_id))
 
     def collections(self) -> list[str]:
         return sorted(self.documents)
@@ -48,6 +60,8 @@ class FakeEngine:
     docstore: FakeDocStore = field(default_factory=lambda: FakeDocStore({"demo": ["a.pdf"]}))
     ingested: list[tuple[str, str]] = field(default_factory=list)
     asked: list[tuple[str, str, int | None, PageRange | None]] = field(default_factory=list)
+    plans: list[bool] = field(default_factory=list)
+    sub_questions: list[dict[str, Any]] = field(default_factory=list)
     failure: Exception | None = None
     model: str = "extractive"
     tokens: int = 0
@@ -59,8 +73,10 @@ class FakeEngine:
         top_k: int | None = None,
         page_range: PageRange | None = None,
         filters: Any = None,
+        plan: bool = True,
     ) -> AnswerResult:
         self.asked.append((question, collection, top_k, page_range))
+        self.plans.append(plan)
         if self.failure is not None:
             raise self.failure
         content = "Retrieval fuses BM25 and vectors. Pages come second."
@@ -68,9 +84,12 @@ class FakeEngine:
             Source("n1", "a.pdf", 1, "Intro", content, 0.9, 1, [Highlight(content[:33], 0, 33)]),
             Source("n2", "a.pdf", 2, "Pages", content, 0.5, 2, []),
         ]
-        return AnswerResult(
-            ANSWER, sources, AnswerMetadata(model=self.model, tokens_used=self.tokens)
+        metadata = AnswerMetadata(
+            model=self.model,
+            tokens_used=self.tokens,
+            sub_questions=list(self.sub_questions) if plan else [],
         )
+        return AnswerResult(ANSWER, sources, metadata)
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None

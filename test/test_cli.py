@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,12 @@ def test_the_bare_run_with_a_broken_config_py_is_one_sentence_and_a_non_zero_exi
         shutil.copy(project / name, tmp_path / name)
     (tmp_path / "config.py").write_text("ACTIVE_ARTICLE = 'demo'\nDEFAULT_RAG_SETTINGS = {\n")
     done = subprocess.run(
-        [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "main.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(project)},  # this checkout's citerag, not an install
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
@@ -74,7 +80,7 @@ class FakeEngine:
 
     opened: list[FakeEngine] = []
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Any, schema: Any = None) -> None:
         self.settings = settings
         self.calls: list[tuple[str, str, Any]] = []
         FakeEngine.opened.append(self)

@@ -1,8 +1,11 @@
-"""The contract every docstore backend must keep: SQLite always, MongoDB when MONGODB_URI is set."""
+"""The contract every docstore backend must keep: SQLite, and MongoDB over the wire protocol.
+
+MongoDB runs against `mongo_wire_uri` (conftest.py): the real mongod named by MONGODB_URI when it
+is set, else nx-27017 (an SQLite-backed MongoDB wire server) started for the session.
+"""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,7 +26,8 @@ from citerag.types import BBox, DocumentRecord
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    pytest.param("mongodb", id="mongodb", marks=pytest.mark.integration),
+    # integration: a MONGODB_URI naming another machine must get past the loopback-only guard
+    pytest.param("mongodb", id="mongodb", marks=[pytest.mark.server, pytest.mark.integration]),
 ]
 
 
@@ -34,9 +38,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DocStore]:
         yield sqlite_store
         sqlite_store.close()
         return
-    uri = os.environ.get("MONGODB_URI", "")
-    if not uri:
-        pytest.skip("set MONGODB_URI to run the MongoDB contract tests")
+    uri = request.getfixturevalue("mongo_wire_uri")
     mongo_store = MongoDocStore(uri, f"citerag_test_{uuid.uuid4().hex[:12]}")
     yield mongo_store
     mongo_store.drop_database()
@@ -255,3 +257,24 @@ def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9/")
     with pytest.raises(BackendUnavailable, match="MONGODB_URI"):
         open_docstore(settings)
+
+
+def test_chunk_stats_count_chunks_and_find_the_highest_index_per_document(
+    store: DocStore,
+) -> None:
+    ingest(store, "d1", 4)
+    store.put_chunks("main", [chunk("orphan", i) for i in (0, 2)])  # chunks with no record
+    ingest(store, "d2", 1, collection="other")
+    assert store.chunk_stats("main") == {"d1": (4, 3), "orphan": (2, 2)}
+    assert store.chunk_stats("empty") == {}
+
+
+def test_delete_document_removes_its_page_head_vectors(store: DocStore) -> None:
+    from citerag.nodes import page_vector_key
+
+    ingest(store, "d1", 1)
+    ingest(store, "d2", 1)
+    heads = {page_vector_key(d, 1): np.ones((1, 4), np.float32) for d in ("d1", "d2")}
+    store.put_sentence_vectors("main", heads)
+    store.delete_document("main", "d1")
+    assert set(store.get_sentence_vectors("main", list(heads))) == {page_vector_key("d2", 1)}

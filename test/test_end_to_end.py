@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from helpers import DEMO_PDF, shared_eval_file
+from helpers import DEMO_PDF, MILVUS_BACKENDS, milvus_uri_for, shared_eval_file
 
 import config
 import main
@@ -27,14 +27,32 @@ pytestmark = pytest.mark.slow
 CITATION = re.compile(r"\[(\d+)\]")
 
 
-@pytest.fixture(scope="module")
-def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+@pytest.fixture(scope="module", params=MILVUS_BACKENDS)
+def storage(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """A fresh storage folder, with Milvus Lite in it or the session's Milvus server."""
     path = tmp_path_factory.mktemp("storage")
+    milvus_uri = milvus_uri_for(request, request.param)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAG_STORAGE_DIR", str(path))
         for variable in ("MILVUS_URI", "MONGODB_URI", "LLM_PROVIDER", "RAG_RERANKER"):
             patch.delenv(variable, raising=False)
+        if milvus_uri:
+            patch.setenv("MILVUS_URI", milvus_uri)
+            _drop_server_collections(milvus_uri)
         yield path
+    if milvus_uri:
+        _drop_server_collections(milvus_uri)
+
+
+def _drop_server_collections(uri: str) -> None:
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=uri)
+    for name in client.list_collections():
+        client.drop_collection(name)
+    client.close()
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +142,39 @@ def test_second_ingest_changes_no_count(storage: Path, capsys: pytest.CaptureFix
     pg = [d for d in after if d["collection"] == "pg"]
     assert len(pg) == 1 and pg[0]["pages"] == 28
     assert pg[0]["chunksInMilvus"] == pg[0]["chunksInDocstore"] > 0
+    assert pg[0]["health"] == "ok"
+
+
+def test_inspect_shows_schema_rows_per_document_and_sample_rows(
+    paul_graham: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "inspect", "pg", "--json", "--rows", "4")
+    assert code == 0, err
+    data = json.loads(out)
+    types = {f["name"]: f["type"] for f in data["fields"]}
+    assert types["vector"] == "FLOAT_VECTOR(dim=384)" and types["doc_name"] == "VARCHAR(512)"
+    assert set(types) == {
+        "id",
+        "vector",
+        "doc_id",
+        "doc_name",
+        "page",
+        "node_type",
+        "section",
+        "label",
+        "preview",
+    }
+    [doc] = data["documents"]
+    assert doc["name"] == paul_graham.name and doc["health"] == "ok"
+    assert doc["rowsInMilvus"] == doc["chunksInDocstore"] == data["rows"] > 0
+    assert len(data["sample"]) == 4 and all(
+        r["doc_name"] == paul_graham.name for r in data["sample"]
+    )
+    assert data["capabilities"]["kind"] in {"lite", "server"}
+    code, out, _ = run(capsys, "inspect", "pg")
+    assert code == 0 and "FLOAT_VECTOR(dim=384)" in out and "Sample of 5 rows" in out
+    code, _, err = run(capsys, "inspect", "nothing_here")
+    assert code != 0 and len([x for x in err.splitlines() if x.startswith("error:")]) == 1
 
 
 @pytest.mark.parametrize("change", ["chunk_size", "parser"])
@@ -137,6 +188,7 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     same PDF was "skipped" and kept its old chunks. Now the new chunks replace the old ones."""
     storage_dir = tmp_path / "storage"
     monkeypatch.setenv("RAG_STORAGE_DIR", str(storage_dir))
+    monkeypatch.delenv("MILVUS_URI", raising=False)  # Lite here, whichever `storage` is active
     collection = "reshaped"
     code, out, err = run(capsys, "ingest", str(DEMO_PDF), "--collection", collection)
     assert code == 0 and f"{DEMO_PDF.name}: ingested" in out, err
@@ -333,14 +385,16 @@ def test_llm_answer_through_the_cli_cites_the_sources_it_was_given(
         "He started Viaweb <doc=paul_graham_essay.pdf;page=99> and sold it [1]. "
         "Nothing supports this [42]."
     )
-    with running_server([ScriptedReply(reply, prompt_tokens=300, completion_tokens=20)]) as server:
+    plan = '{"items": [{"sub_question": "What was Viaweb?", "tool_name": "facts"}]}'
+    replies = [ScriptedReply(plan), ScriptedReply(reply, prompt_tokens=300, completion_tokens=20)]
+    with running_server(replies) as server:  # the plan, then the answer
         monkeypatch.setenv("LLM_PROVIDER", "openai_like")
         monkeypatch.setenv("LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("LLM_MODEL", "scripted-model")
         code, out, err = run(capsys, "query", "What was Viaweb?", "--collection", "pg", "--json")
     assert code == 0, err
     result = json.loads(out)
-    prompt = "\n".join(str(m["content"]) for m in server.requests[0]["messages"])
+    prompt = "\n".join(str(m["content"]) for m in server.requests[1]["messages"])
     for source in result["sources"]:
         assert f"[{source['citationNumber']}] paul_graham_essay.pdf" in prompt
     cited = [int(n) for n in CITATION.findall(result["answer"])]

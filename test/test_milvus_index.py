@@ -1,4 +1,8 @@
-"""MilvusIndex against a real Milvus Lite folder in tmp_path."""
+"""MilvusIndex against a real Milvus Lite folder in tmp_path and against a real Milvus server.
+
+The contract tests take `index`, parametrized over Milvus Lite and the session's Milvus
+standalone server (`milvus_server_uri` in conftest.py, marked `server` and `slow`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import MILVUS_BACKENDS
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.settings import Settings
@@ -47,11 +52,30 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "storage" / "milvus.db"
 
 
-@pytest.fixture
-def index(db_path: Path) -> Iterator[MilvusIndex]:
-    milvus = MilvusIndex(str(db_path))
-    yield milvus
-    milvus.close()
+BACKENDS = MILVUS_BACKENDS
+
+
+@pytest.fixture(params=BACKENDS)
+def index(request: pytest.FixtureRequest, db_path: Path) -> Iterator[MilvusIndex]:
+    if request.param == "lite":
+        milvus = MilvusIndex(str(db_path))
+        yield milvus
+        milvus.close()
+        return
+    uri = request.getfixturevalue("milvus_server_uri")
+    milvus = MilvusIndex(uri)
+    try:
+        yield milvus
+    finally:
+        drop_every_collection(milvus)
+        milvus.close()
+
+
+def drop_every_collection(index: MilvusIndex) -> None:
+    """A shared test server starts each test empty."""
+    client = index._client
+    for name in client.list_collections():
+        client.drop_collection(name)
 
 
 def test_an_inserted_vector_finds_itself_first(index: MilvusIndex) -> None:
@@ -100,6 +124,31 @@ def test_delete_document_removes_its_rows_and_count_drops(index: MilvusIndex) ->
     assert index.ids_of("main", "d1") == []
     hits = index.search("main", unit_vectors(1, seed=6), top_k=20)[0]
     assert all(chunk_id.startswith("d2-") for chunk_id, _ in hits)
+
+
+def test_delete_ids_and_rows_of_unknown_documents(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(6, seed=15)))
+    index.insert("main", rows_for("stray", unit_vectors(2, seed=16)))
+    assert index.doc_ids_except("main", ["d1"]) == ["stray"]
+    assert index.doc_ids_except("main", []) == ["d1", "stray"]
+    index.delete_ids("main", ["d1-c0", "d1-c5", "stray-c1"])
+    assert index.ids_of("main", "d1") == [f"d1-c{i}" for i in range(1, 5)]
+    assert index.count("main") == 5
+    assert index.doc_ids_except("never made", ["d1"]) == []
+
+
+def test_describe_shows_fields_with_readable_types(index: MilvusIndex) -> None:
+    index.insert("main", rows_for("d1", unit_vectors(3, seed=17)))
+    described = index.describe("main")
+    types = {f["name"]: f["type"] for f in described["fields"]}
+    assert types["id"] == "VARCHAR(128)" and types["page"] == "INT64"
+    assert types["vector"] == f"FLOAT_VECTOR(dim={DIM})"
+    assert described["rows"] == 3
+    assert [i["index_type"] for i in described["indexes"]] == [index.capabilities.index_type]
+    sample = index.sample("main", 2)
+    assert len(sample) == 2 and {"id", "doc_name", "page", "preview"} <= set(sample[0])
+    assert "vector" not in sample[0]
+    assert index.describe("never made") == {}
 
 
 def test_inserting_the_same_rows_twice_does_not_duplicate(index: MilvusIndex) -> None:

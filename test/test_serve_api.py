@@ -237,8 +237,10 @@ def test_invalid_bodies_are_422_sentences_naming_the_field(
         json={"model": "demo", "messages": [{"role": "system", "content": "be brief"}]},
     )
     assert_one_sentence_error(no_user, 422, "user message")
-    unknown = client.post("/api/rag/query", json={"query": "q", "mode": "tree"})
+    unknown = client.post("/api/rag/query", json={"query": "q", "mode": "fastest"})
     assert_one_sentence_error(unknown, 422, "'mode'")
+    extra = client.post("/api/rag/query", json={"query": "q", "rerank": True})
+    assert_one_sentence_error(extra, 422, "'rerank'")
     bad_pages = client.post("/api/rag/query", json={"query": "q", "pages": "7-3"})
     assert_one_sentence_error(bad_pages, 400, "page range")
 
@@ -293,6 +295,7 @@ def test_openapi_documents_every_endpoint(api: tuple[TestClient, FakeEngine]) ->
         "/api/collections/{collection}/documents",
         "/api/uploads/{job_id}",
         "/api/documents",
+        "/api/documents/{name}/tree",
         "/api/collections/{collection}/documents/{name}",
         "/api/collections/{collection}/documents/{name}/pages/{page}/image",
         "/api/collections/{collection}/documents/{name}/pages/{page}/boxes",

@@ -93,6 +93,25 @@ def test_query_endpoint_returns_the_contract_within_a_page_range(base: str) -> N
     assert result["metadata"]["model"].startswith("extractive")
 
 
+def test_modes_answer_as_the_cli_does_and_the_tree_is_served(base: str) -> None:
+    url = f"{base}/api/rag/query"
+    planned = httpx.post(url, json={"query": QUESTION, "collection": "demo"}, timeout=60).json()
+    assert planned["metadata"]["subQuestions"], planned["metadata"]
+    cited = {s["citationNumber"] for s in planned["sources"]}
+    assert all(set(q["citations"]) <= cited for q in planned["metadata"]["subQuestions"])
+    body = {"query": QUESTION, "collection": "demo", "mode": "single"}
+    single = httpx.post(url, json=body, timeout=60).json()
+    assert single["sources"] and single["metadata"]["subQuestions"] == []
+    body = {"query": QUESTION, "collection": "demo", "mode": "tree", "topKFiles": 1}
+    tree = httpx.post(url, json=body, timeout=60).json()
+    assert tree["metadata"]["retrievalMethod"] == "tree" and tree["sources"], tree
+    assert {s["documentName"] for s in tree["sources"]} == {DEMO_PDF.name}
+    exported = httpx.get(f"{base}/api/documents/{DEMO_PDF.name}/tree?collection=demo").json()
+    assert exported["doc_name"] and exported["structure"][0]["node_id"] == "0000"
+    missing = httpx.get(f"{base}/api/documents/ghost.pdf/tree?collection=demo")
+    assert missing.status_code == 404
+
+
 def test_a_cited_page_renders_and_its_highlights_have_boxes(base: str) -> None:
     body = {"query": QUESTION, "collection": "demo"}
     source = httpx.post(f"{base}/api/rag/query", json=body, timeout=60).json()["sources"][0]

@@ -73,6 +73,10 @@ def test_ask_click_the_first_citation_and_see_its_boxed_page(base: str, browser:
     assert page.locator(".source-card").count() >= 1
     highlights = page.evaluate("sources.find(s => s.citationNumber === 1).highlights.length")
     assert highlights >= 1
+    assert page.input_value("#mode") == "subquestions"
+    planned = page.evaluate("subQuestions.length")
+    assert planned >= 1 and page.locator("#sub-questions li.sub-question").count() == planned
+    assert page.locator("#sub-questions-title").is_visible()
 
     page.locator("#answer button.cite[data-citation='1']").first.click()
     page.wait_for_selector("body[data-state='page-ready']", timeout=TIMEOUT_MS)
@@ -95,4 +99,31 @@ def test_ask_click_the_first_citation_and_see_its_boxed_page(base: str, browser:
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
     assert errors == []
+    page.close()
+
+
+def test_the_mode_selector_sends_the_mode_and_single_mode_has_no_sub_questions(
+    base: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sent: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            sent.append(request.post_data or "")
+            if request.url.endswith("/v1/chat/completions")
+            else None
+        ),
+    )
+    page.goto(base + "/")
+    page.wait_for_selector("#collection option[value='demo']", state="attached")
+    page.select_option("#collection", "demo")
+    page.select_option("#mode", "single")
+    page.fill("#question", QUESTION)
+    page.click("#ask")
+    page.wait_for_selector("body[data-state='answered']", timeout=TIMEOUT_MS)
+    assert '"mode":"single"' in sent[-1].replace(" ", "")
+    assert "[1]" in page.inner_text("#answer")
+    assert page.locator("#sub-questions li").count() == 0
+    assert not page.locator("#sub-questions-title").is_visible()
     page.close()

@@ -101,6 +101,10 @@ class LLMAnswerer:
     def model(self) -> str:
         return self._model
 
+    @property
+    def llm(self) -> LLM:
+        return self._llm
+
     def answer(self, question: str, sources: Sequence[ContextSource]) -> LLMResult:
         messages = [
             ChatMessage(role=MessageRole.SYSTEM, content=SYSTEM_PROMPT),

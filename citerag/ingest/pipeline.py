@@ -1,4 +1,4 @@
-"""Ingestion: validate → parse → chunk → embed → store, idempotent and all-or-nothing.
+"""Ingestion: validate → parse → chunk → enrich → embed → store, idempotent and all-or-nothing.
 
 A document is keyed by the hash of its bytes and of the settings that shape its stored chunks
 (parser, chunking, embedding model), so a change of those re-ingests it and the chunks of the
@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,31 +23,23 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.step import Enricher
 from citerag.errors import InputError
-from citerag.nodes import (
-    block_type_of,
-    doc_id_of,
-    doc_name_of,
-    label_of,
-    page_of,
-    page_vector_key,
-    section_of,
-    sentences_of,
-    start_of,
-    table_context_of,
+from citerag.ingest.vectors import (
+    chunk_vectors,
+    page_head_vectors,
+    sentence_vectors,
+    vector_rows,
 )
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex, VectorRow
+from citerag.store.base import DocStore, VectorIndex
 from citerag.tree.ingest import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
-PREVIEW_CHARS = 240
-# Roughly what MiniLM reads (256 word pieces): a page's head is its title, period and first rows.
-PAGE_HEAD_CHARS = 1200
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
 CHUNK_FORMAT = 3  # 3: chunks know their section-tree node
 Progress = Callable[[str], None]
@@ -63,6 +55,7 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
         "format": CHUNK_FORMAT,
+        "metadata": settings.metadata,
     }
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
@@ -85,8 +78,10 @@ class Ingestor:
         vectors: VectorIndex,
         embedder: Embedder,
         bm25_dir: Callable[[str], Path],
+        enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
+        self._enricher = enricher or Enricher("none")
         self._docstore = docstore
         self._vectors = vectors
         self._embedder = embedder
@@ -121,14 +116,16 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        step("enrich")
+        self._enricher.enrich(chunks)
         step("tree")
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
-        sentence_vectors = self._sentence_vectors(chunks)
-        chunk_vectors = self._chunk_vectors(chunks, sentence_vectors)
-        sentence_vectors.update(self._page_head_vectors(parsed))
+        sentences = sentence_vectors(self._embedder, chunks)
+        vectors = chunk_vectors(self._embedder, chunks, sentences)
+        sentences.update(page_head_vectors(self._embedder, parsed))
         step("store")
-        self._store(collection, parsed, chunks, chunk_vectors, sentence_vectors, tree)
+        self._store(collection, parsed, chunks, vectors, sentences, tree)
         replaced = self._remove_older_versions(collection, path.name, doc_id)
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
@@ -143,37 +140,14 @@ class Ingestor:
             self.remove(collection, record.doc_id)
         return bool(older)
 
-    def _page_head_vectors(self, parsed: ParsedDocument) -> dict[str, np.ndarray]:
-        pages = [p for p in parsed.pages if p.text.strip()]
-        vectors = self._embedder.embed([p.text[:PAGE_HEAD_CHARS] for p in pages])
-        return {
-            page_vector_key(parsed.doc_id, page.number): vector.reshape(1, -1)
-            for page, vector in zip(pages, vectors, strict=True)
-        }
-
-    def _chunk_vectors(
-        self, chunks: Sequence[TextNode], sentence_vectors: dict[str, np.ndarray]
-    ) -> np.ndarray:
-        """The normalized mean of a chunk's sentence vectors, plus its table context's vector.
-
-        MiniLM reads 256 word pieces at most, so embedding a 512-token chunk whole would drop
-        its tail; the sentence mean covers all of it, costs no second model pass, and matched
-        embedding sentence-aligned windows on the Paul Graham questions. A table chunk's rows
-        say little alone ("Other, net 1,055"): its context (statement title, period, header)
-        counts as much as all its rows together.
-        """
-        means = np.stack([sentence_vectors[c.node_id].mean(axis=0) for c in chunks])
-        contexts = sorted({table_context_of(c) for c in chunks} - {""})
-        if contexts:
-            context_vectors = dict(zip(contexts, self._embedder.embed(contexts), strict=True))
-            for row, chunk in enumerate(chunks):
-                context = table_context_of(chunk)
-                if context:
-                    means[row] = _normalized(means[row]) + context_vectors[context]
-        return _normalized(means.astype(np.float32))
-
     def remove(self, collection: str, doc_id: str) -> None:
-        """Delete a document everywhere and bring the keyword index back in line."""
+        """Delete a document everywhere and bring the keyword index back in line.
+
+        The record turns `pending` first: a delete cut short then leaves a document that split-
+        brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
+        record = self._docstore.get_document(collection, doc_id)
+        if record is not None and record.status != "pending":
+            self._docstore.put_document(replace(record, status="pending"))
         self._vectors.delete_document(collection, doc_id)
         self._docstore.delete_document(collection, doc_id)
         rebuild_bm25(self._docstore.ready_chunks(collection), self._bm25_dir(collection))
@@ -186,27 +160,6 @@ class Ingestor:
             else 0
         )
         return in_docstore > 0 and in_docstore == in_vectors
-
-    def _sentence_vectors(self, chunks: Sequence[TextNode]) -> dict[str, np.ndarray]:
-        """Embed each distinct sentence once, even where overlapping chunks share it."""
-        keys: dict[tuple[int, int, int], int] = {}
-        texts: list[str] = []
-        for chunk in chunks:
-            page, start = page_of(chunk), start_of(chunk)
-            for a, b in sentences_of(chunk):
-                key = (page, start + a, start + b)
-                if key not in keys:
-                    keys[key] = len(texts)
-                    texts.append(chunk.text[a:b])
-        vectors = self._embedder.embed(texts)
-        result = {}
-        for chunk in chunks:
-            page, start = page_of(chunk), start_of(chunk)
-            rows = [keys[(page, start + a, start + b)] for a, b in sentences_of(chunk)]
-            result[chunk.node_id] = (
-                vectors[rows] if rows else np.zeros((0, vectors.shape[1]), np.float32)
-            )
-        return result
 
     def _store(
         self,
@@ -233,7 +186,7 @@ class Ingestor:
             if tree is not None:
                 self._docstore.put_tree(collection, parsed.doc_id, tree)
             self._vectors.ensure_collection(collection, chunk_vectors.shape[1])
-            self._vectors.insert(collection, _vector_rows(chunks, chunk_vectors))
+            self._vectors.insert(collection, vector_rows(chunks, chunk_vectors))
             ready = self._docstore.ready_chunks(collection) + chunks
             rebuild_bm25(ready, self._bm25_dir(collection))
             self._docstore.mark_ready(collection, parsed.doc_id)
@@ -243,23 +196,3 @@ class Ingestor:
             raise
 
 
-def _normalized(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-
-
-def _vector_rows(chunks: Sequence[TextNode], vectors: np.ndarray) -> list[VectorRow]:
-    return [
-        VectorRow(
-            chunk_id=chunk.node_id,
-            vector=vector,
-            doc_id=doc_id_of(chunk),
-            doc_name=doc_name_of(chunk),
-            page=page_of(chunk),
-            node_type=block_type_of(chunk),
-            section=section_of(chunk),
-            label=label_of(chunk),
-            preview=chunk.text[:PREVIEW_CHARS],
-        )
-        for chunk, vector in zip(chunks, vectors, strict=True)
-    ]

@@ -119,6 +119,28 @@ class QueryFactory:
             self._vectors, self._docstore, state, self.embed_model, self.retrieval, filters
         )
 
+    def list_filtered_retriever(
+        self,
+        state: CollectionState,
+        filters: MetadataFilters | None,
+        vector_filters: MetadataFilters | None = None,
+        hard_filters: MetadataFilters | None = None,
+    ) -> HybridRetriever:
+        """The hybrid retriever with a sub-question's list-field filters (years, entities):
+        `vector_filters` on the vector search only, `hard_filters` on every ranking."""
+        from citerag.tools.retriever import ListFilteredRetriever
+
+        return ListFilteredRetriever(
+            self._vectors,
+            self._docstore,
+            state,
+            self.embed_model,
+            self.retrieval,
+            filters,
+            vector_filters=vector_filters,
+            hard_filters=hard_filters,
+        )
+
     def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:
         def sentence_vectors(chunk_ids: Sequence[str]) -> Any:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)

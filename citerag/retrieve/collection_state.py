@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import TextNode
 
+from citerag.enrich.fields import LIST_FIELDS
 from citerag.nodes import (
     BLOCK_TYPE,
     DOC_ID,
@@ -88,10 +89,17 @@ class CollectionState:
 
 def load_collection_state(docstore: DocStore, collection: str, bm25_dir: Path) -> CollectionState:
     nodes = docstore.ready_chunks(collection)
-    places = {n.node_id: {k: n.metadata.get(k) for k in PLACE_KEYS} for n in nodes}
+    places = {n.node_id: place_of(n) for n in nodes}
     chunk_bm25 = _load_or_build(nodes, bm25_dir, [n.node_id for n in nodes], _chunk_texts)
     pages = _page_set(docstore, collection, nodes, bm25_dir.with_name(f"{bm25_dir.name}.pages"))
     return CollectionState(collection, places, chunk_bm25, pages)
+
+
+def place_of(node: TextNode) -> dict[str, Any]:
+    """What filters read of a chunk: its place and its enrichment lists (empty when absent)."""
+    place = {k: node.metadata.get(k) for k in PLACE_KEYS}
+    place.update({k: list(node.metadata.get(k) or []) for k in LIST_FIELDS})
+    return place
 
 
 def rebuild_bm25(nodes: Sequence[TextNode], bm25_dir: Path) -> None:
@@ -158,9 +166,12 @@ def _load_or_build(
 ) -> BM25Index:
     marker = folder / FINGERPRINT_FILE
     if marker.exists():
-        saved = json.loads(marker.read_text()).get("fingerprint")
-        if saved == _fingerprint(nodes):
-            return BM25Index.load(folder)
+        try:
+            saved = json.loads(marker.read_text()).get("fingerprint")
+            if saved == _fingerprint(nodes):
+                return BM25Index.load(folder)
+        except (OSError, ValueError, KeyError):  # a copy cut short by a crash: rebuild it
+            pass
         log.warning("keyword index %s is out of date; rebuilding it", folder.name)
     return _build_and_save(nodes, folder, ids, texts(nodes))
 
@@ -171,8 +182,7 @@ def _build_and_save(
     index = BM25Index()
     index.build(ids, texts)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    index.save(folder)
-    (folder / FINGERPRINT_FILE).write_text(json.dumps({"fingerprint": _fingerprint(nodes)}))
+    index.save(folder, extra={FINGERPRINT_FILE: {"fingerprint": _fingerprint(nodes)}})
     return index
 
 

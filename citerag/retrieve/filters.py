@@ -1,7 +1,9 @@
 """LlamaIndex `MetadataFilters` applied to chunk places, and pushed down to Milvus where they can.
 
 Milvus takes what it filters fast (page range, document ids); every filter is also checked on
-the candidates, so a filter that cannot be pushed down still holds.
+the candidates, so a filter that cannot be pushed down still holds. On a list field (enrichment's
+years, entities, labels) `==` means "contains" and `in`/`any` mean "shares a value": a filter on a
+list must match what the list holds, case-blind for text.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
+from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import InputError
 from citerag.nodes import DOC_ID, PAGE
 from citerag.store.base import PageRange
 
-FILTERABLE = ("doc_id", "doc_name", "page", "section", "block_type", "label")
+FILTERABLE = ("doc_id", "doc_name", "page", "section", "block_type", "label", *LIST_FIELDS)
 
 _COMPARE: dict[FilterOperator, Callable[[Any, Any], bool]] = {
     FilterOperator.EQ: operator.eq,
@@ -33,6 +36,16 @@ _COMPARE: dict[FilterOperator, Callable[[Any, Any], bool]] = {
     FilterOperator.IN: lambda value, allowed: value in allowed,
     FilterOperator.NIN: lambda value, allowed: value not in allowed,
     FilterOperator.TEXT_MATCH: lambda value, text: str(text).lower() in str(value).lower(),
+}
+_LIST_COMPARE: dict[FilterOperator, Callable[[set[str], set[str]], bool]] = {
+    FilterOperator.EQ: lambda held, wanted: wanted <= held,
+    FilterOperator.CONTAINS: lambda held, wanted: wanted <= held,
+    FilterOperator.ALL: lambda held, wanted: wanted <= held,
+    FilterOperator.NE: lambda held, wanted: not wanted <= held,
+    FilterOperator.IN: lambda held, wanted: bool(held & wanted),
+    FilterOperator.ANY: lambda held, wanted: bool(held & wanted),
+    FilterOperator.NIN: lambda held, wanted: not held & wanted,
+    FilterOperator.TEXT_MATCH: lambda held, wanted: any(w in h for h in held for w in wanted),
 }
 
 
@@ -53,7 +66,7 @@ def check_filters(filters: MetadataFilters | None) -> None:
             raise InputError(
                 f"Cannot filter on {item.key!r}; filter on one of {', '.join(FILTERABLE)}."
             )
-        if item.operator not in _COMPARE:
+        if item.operator not in (_LIST_COMPARE if item.key in LIST_FIELDS else _COMPARE):
             raise InputError(f"Filter operator {item.operator.value!r} is not supported here.")
 
 
@@ -96,6 +109,11 @@ def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[st
 def _holds(metadata: Mapping[str, Any], item: MetadataFilter) -> bool:
     if item.key not in metadata:
         return False
+    held = metadata[item.key]
+    if held is None:
+        return False
+    if isinstance(held, list | tuple | set):
+        return _LIST_COMPARE[item.operator](_folded(held), _folded(_as_list(item.value)))
     return bool(_COMPARE[item.operator](metadata[item.key], item.value))
 
 
@@ -106,3 +124,11 @@ def _leaves(filters: MetadataFilters | None) -> list[MetadataFilter]:
     for item in filters.filters:
         leaves.extend(_leaves(item) if isinstance(item, MetadataFilters) else [item])
     return leaves
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple | set) else [value]
+
+
+def _folded(values: Any) -> set[str]:
+    return {str(v).casefold() for v in values}

@@ -13,6 +13,7 @@ from citerag.serve.schemas import BoxesRequest
 from citerag.serve.security import safe_collection, safe_document_name
 from citerag.serve.state import Served, State, require_key
 from citerag.serve.uploads import check_upload
+from citerag.tree.service import find_tree
 
 router = APIRouter(dependencies=[Depends(require_key)], tags=["documents"])
 DOCUMENT = "/api/collections/{collection}/documents/{name}"
@@ -50,6 +51,21 @@ async def list_documents(
 ) -> list[dict[str, object]]:
     names = None if collection is None else [safe_collection(collection)]
     return await state.run(_listing, state, names)
+
+
+@router.get(
+    "/api/documents/{name}/tree",
+    summary="A document's section tree (PageIndex JSON, as `main.py tree --json`)",
+)
+async def document_tree(
+    name: str,
+    state: State,
+    collection: Annotated[str, Query(description="the document's collection")] = "default",
+) -> dict[str, Any]:
+    """`{"doc_name", "structure"}`: nested nodes with `title`, `node_id`, `start_index`,
+    `end_index` (pages), `summary` and `nodes`. 404 when the document or its tree is absent."""
+    collection, name = safe_collection(collection), safe_document_name(name)
+    return await state.run(_tree, state, collection, name)
 
 
 @router.delete(DOCUMENT, summary="Remove a document (every version of that name)")
@@ -103,6 +119,18 @@ def _delete(state: Served, collection: str, name: str) -> int:
         raise ApiError(404, f"No document named {name!r} in collection {collection!r}.")
     state.pages.forget(collection, name)
     return removed
+
+
+def _tree(state: Served, collection: str, name: str) -> dict[str, Any]:
+    record = state.ready_document(collection, name)
+    tree = find_tree(state.engine, collection, record.doc_id)
+    if tree is None:
+        raise ApiError(
+            404,
+            f"Document {name!r} in collection {collection!r} has no section tree stored; "
+            "ingest it again to build one.",
+        )
+    return tree.to_pageindex()
 
 
 def _pdf_path(state: Served, collection: str, name: str) -> Path:

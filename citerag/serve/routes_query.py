@@ -19,9 +19,19 @@ router = APIRouter(dependencies=[Depends(require_key)])
 
 @router.post("/api/rag/query", tags=["questions"], summary="Answer a question with sources")
 async def rag_query(body: QueryRequest, state: State) -> dict[str, Any]:
-    """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`."""
+    """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`
+    (`metadata.subQuestions`: each sub-question's `question`, `tool`, `filters`, `citations`).
+    `mode` picks how it is answered, as `main.py query --mode` does."""
     collection = safe_collection(body.collection)
-    result = await state.run(state.answer, body.query, collection, body.top_k, body.page_range())
+    result = await state.run(
+        state.answer,
+        body.query,
+        collection,
+        body.top_k,
+        body.page_range(),
+        body.mode,
+        body.top_k_files,
+    )
     return result.to_dict()
 
 
@@ -36,10 +46,18 @@ async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | 
 
     `stream: true`: `chat.completion.chunk` events whose content joins to the same answer; the
     last chunk (`finish_reason: "stop"`) carries `sources` and `metadata`; then `data: [DONE]`.
+    Extra body fields (`extra_body`): `top_k`, `pages`, `mode`, `top_k_files`, as in
+    `POST /api/rag/query`.
     """
     collection = safe_collection(body.model)
     result = await state.run(
-        state.answer, body.question(), collection, body.top_k, body.page_range()
+        state.answer,
+        body.question(),
+        collection,
+        body.top_k,
+        body.page_range(),
+        body.mode,
+        body.top_k_files,
     )
     if not body.stream:
         return chat.chat_completion(result, body.model)

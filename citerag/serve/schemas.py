@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
 from citerag.store.base import PageRange
+from citerag.tree.pipeline import TOP_K_FILES
 
 MAX_TOP_K = 50
+MAX_TOP_K_FILES = 20
+Mode = Literal["subquestions", "hybrid", "single", "tree"]
+MODE_HELP = (
+    "how the question is answered, as `main.py query --mode`: `subquestions` (default; the "
+    "CLI's `hybrid`) plans sub-questions routed to the facts/pages/summary/sections tools, "
+    "reported in `metadata.subQuestions`; `single` is one retrieval over the whole question; "
+    "`tree` runs the multi-file section-tree pipeline (`topK` and `pages` do not apply to it)"
+)
+TOP_K_FILES_HELP = "tree mode: how many files' section trees are searched"
 
 
 class QueryRequest(BaseModel):
@@ -23,6 +33,14 @@ class QueryRequest(BaseModel):
         default=None, ge=1, le=MAX_TOP_K, alias="topK", description="number of sources"
     )
     pages: str | None = Field(default=None, description="only pages A-B, e.g. '3-7'")
+    mode: Mode = Field(default="subquestions", description=MODE_HELP)
+    top_k_files: int = Field(
+        default=TOP_K_FILES,
+        ge=1,
+        le=MAX_TOP_K_FILES,
+        alias="topKFiles",
+        description=TOP_K_FILES_HELP,
+    )
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
@@ -45,7 +63,8 @@ class ChatRequest(BaseModel):
     """`POST /v1/chat/completions`: OpenAI's body; `model` names the collection.
 
     Fields OpenAI defines but retrieval has no use for (temperature, max_tokens, ...) are
-    accepted and ignored; `top_k` and `pages` are this server's extensions (`extra_body`).
+    accepted and ignored; `top_k`, `pages`, `mode` and `top_k_files` are this server's
+    extensions (OpenAI clients send them with `extra_body`), as in `POST /api/rag/query`.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -55,6 +74,10 @@ class ChatRequest(BaseModel):
     stream: bool = False
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     pages: str | None = None
+    mode: Mode = Field(default="subquestions", description=MODE_HELP)
+    top_k_files: int = Field(
+        default=TOP_K_FILES, ge=1, le=MAX_TOP_K_FILES, description=TOP_K_FILES_HELP
+    )
 
     @field_validator("messages")
     @classmethod

@@ -14,12 +14,14 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.query.modes import answer_question
 from citerag.serve.errors import ApiError
 from citerag.serve.pages import PageSource
 from citerag.serve.security import check_api_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
+from citerag.tree.pipeline import TOP_K_FILES
 from citerag.types import DocumentRecord
 
 T = TypeVar("T")
@@ -39,6 +41,7 @@ class ServedEngine(Protocol):
         top_k: int | None = None,
         page_range: PageRange | None = None,
         filters: MetadataFilters | None = None,
+        plan: bool = True,
     ) -> AnswerResult: ...
 
     def ingest(
@@ -72,10 +75,19 @@ class Served:
         return collection
 
     def answer(
-        self, question: str, collection: str, top_k: int | None, pages: PageRange | None
+        self,
+        question: str,
+        collection: str,
+        top_k: int | None,
+        pages: PageRange | None,
+        mode: str = "hybrid",
+        top_k_files: int = TOP_K_FILES,
     ) -> AnswerResult:
+        """The answer as `main.py query --mode` gives it (one dispatch for both)."""
         self.existing_collection(collection)
-        return self.engine.query(question, collection, top_k=top_k, page_range=pages)
+        return answer_question(
+            self.engine, question, collection, mode, top_k, pages, top_k_files=top_k_files
+        )
 
     def ready_document(self, collection: str, name: str) -> DocumentRecord:
         self.existing_collection(collection)

@@ -94,14 +94,18 @@ class BM25Index:
         order = candidates[np.argsort(-scores[candidates], kind="stable")][:top_k]
         return [(self._ids[i], float(scores[i])) for i in order]
 
-    def save(self, folder: Path) -> None:
-        """Write the index to `folder`, replacing what is there only once the new copy is whole."""
+    def save(self, folder: Path, extra: dict[str, object] | None = None) -> None:
+        """Write the index (and `extra` JSON files beside it) to `folder`, replacing what is
+        there only once the new copy is whole; copies left by killed writers are removed."""
         folder.parent.mkdir(parents=True, exist_ok=True)
+        _remove_dead_copies(folder)
         staging = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         meta = {"method": self.method, "ids": self._ids}
         (staging / IDS_FILE).write_text(json.dumps(meta), encoding="utf-8")
+        for name, content in (extra or {}).items():
+            (staging / name).write_text(json.dumps(content), encoding="utf-8")
         if self._retriever is not None:
             self._retriever.save(str(staging / BM25S_FOLDER), show_progress=False)
         _swap_in(staging, folder)
@@ -128,3 +132,23 @@ def _swap_in(staging: Path, folder: Path) -> None:
         folder.rename(retired)
     staging.rename(folder)
     shutil.rmtree(retired, ignore_errors=True)
+
+
+def _remove_dead_copies(folder: Path) -> None:
+    """Staging and retired copies whose writer process no longer runs (killed mid-save)."""
+    for stale in folder.parent.glob(f".{folder.name}.*-*"):
+        owner = stale.name.rsplit("-", 1)[-1]
+        if owner.isdigit() and not _process_alive(int(owner)):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

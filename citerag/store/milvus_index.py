@@ -18,6 +18,7 @@ from pymilvus import DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.store.base import PageRange, VectorRow
+from citerag.store.milvus_caps import capabilities
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
@@ -37,11 +38,9 @@ SCALAR_FIELDS = {
 VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_CHARS = 200
 
-# Measured on Milvus Lite 3.2 (2 cores, 384 dims, after flush): FLAT and AUTOINDEX both answer a
-# top-10 query in ~20 ms at 5k rows, and at 20k FLAT was faster (77 ms vs 270 ms). FLAT is exact,
-# so filters never cost recall. A server gets AUTOINDEX, which scales.
-LITE_INDEX = "FLAT"
-SERVER_INDEX = "AUTOINDEX"
+# Index types come from `milvus_caps.capabilities`. Measured on Milvus Lite 3.2 (2 cores, 384
+# dims, after flush): FLAT and AUTOINDEX both answer a top-10 query in ~20 ms at 5k rows, and at
+# 20k FLAT was faster (77 ms vs 270 ms). FLAT is exact, so filters never cost recall.
 
 
 def milvus_collection_name(collection: str) -> str:
@@ -84,6 +83,13 @@ class MilvusIndex:
             raise self._unavailable(error) from None
         if not self._server:
             _lite_users.acquire(uri)
+        try:
+            self.capabilities = capabilities(
+                str(self._client.get_server_version()), self._server, uri
+            )
+        except BaseException:
+            self.close()
+            raise
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
         if not self._server and _locked_by_another_process(Path(self._uri)):
@@ -94,8 +100,8 @@ class MilvusIndex:
         reason = getattr(error, "message", None) or type(error).__name__
         if self._server:
             return BackendUnavailable(
-                f"Milvus at {self._uri} cannot be reached ({reason}); start it (./db.sh up) or "
-                "unset MILVUS_URI to use the local Milvus Lite file."
+                f"Milvus at {self._uri} cannot be reached ({reason}); start it (`bash db.sh "
+                "start_all`) or unset MILVUS_URI to use the local Milvus Lite file."
             )
         return BackendUnavailable(
             f"Milvus Lite at {self._uri} cannot be opened ({reason}); close other processes "
@@ -112,7 +118,7 @@ class MilvusIndex:
             index_params = self._client.prepare_index_params()
             index_params.add_index(
                 field_name="vector",
-                index_type=SERVER_INDEX if self._server else LITE_INDEX,
+                index_type=self.capabilities.index_type,
                 metric_type="COSINE",
             )
             self._client.create_collection(
@@ -143,10 +149,12 @@ class MilvusIndex:
         data = [_entity(row) for row in rows]
         with self._lock:
             self._client.upsert(name, data)
-            # Strong consistency already shows new rows to search, but unflushed rows sit in a
-            # growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows); a flush
-            # costs ~40 ms per 250 rows.
-            self._client.flush(name)
+            # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows
+            # sit in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows) and
+            # a flush costs ~40 ms per 250 rows; a server indexes growing segments itself, keeps
+            # them in its write-ahead log, and a flush there waits ~1-2 s for a segment to seal.
+            if not self._server:
+                self._client.flush(name)
 
     def search(
         self,
@@ -155,12 +163,14 @@ class MilvusIndex:
         top_k: int,
         page_range: PageRange | None = None,
         doc_ids: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Per query vector, (chunk id, cosine similarity) pairs, best first."""
+        """Per query vector, (chunk id, cosine similarity) pairs, best first; `ids` limits the
+        search to those chunks (how filters on enrichment lists reach Milvus)."""
         queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        if top_k < 1 or len(queries) == 0 or (doc_ids is not None and not doc_ids):
+        if top_k < 1 or len(queries) == 0 or any(x is not None and not x for x in (doc_ids, ids)):
             return empty
         with self._lock:
             if not self._client.has_collection(name):
@@ -170,7 +180,7 @@ class MilvusIndex:
                 name,
                 data=list(queries),
                 limit=top_k,
-                filter=_filter(page_range, doc_ids),
+                filter=_filter(page_range, doc_ids, ids),
                 output_fields=["id"],
             )
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
@@ -205,11 +215,62 @@ class MilvusIndex:
             if not self._client.has_collection(name):
                 return
             self._client.delete(name, filter=f"doc_id == {_quoted(doc_id)}")
-            self._client.flush(name)
+            if not self._server:
+                self._client.flush(name)
+
+    def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None:
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not chunk_ids or not self._client.has_collection(name):
+                return
+            self._client.delete(name, ids=list(chunk_ids))
+            if not self._server:
+                self._client.flush(name)
+
+    def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
+        """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
+        name = milvus_collection_name(collection)
+        expression = f"doc_id not in [{', '.join(_quoted(d) for d in known)}]" if known else ""
+        with self._lock:
+            if not self._client.has_collection(name):
+                return []
+            self._load(name)
+            rows = self._client.query(
+                name,
+                filter=expression or 'id != ""',
+                output_fields=["doc_id"],
+                limit=MAX_QUERY_ROWS,
+            )
+        return sorted({str(row["doc_id"]) for row in rows})
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:
             return bool(self._client.has_collection(milvus_collection_name(collection)))
+
+    def describe(self, collection: str) -> dict[str, Any]:
+        """Fields with readable types, the vector index, and the collection's row count."""
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return {}
+            described = self._client.describe_collection(name)
+            indexes = [
+                self._client.describe_index(name, index_name)
+                for index_name in self._client.list_indexes(name)
+            ]
+        fields = [_readable_field(f) for f in described["fields"]]
+        return {"name": name, "fields": fields, "indexes": indexes, "rows": self.count(collection)}
+
+    def sample(self, collection: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The first `limit` rows without their vectors."""
+        name = milvus_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return []
+            self._load(name)
+            fields = ["id", "doc_name", "page", "node_type", "section", "label", "preview"]
+            rows = self._client.query(name, filter='id != ""', output_fields=fields, limit=limit)
+        return [dict(row) for row in rows]
 
     def drop_collection(self, collection: str) -> None:
         with self._lock:
@@ -293,15 +354,31 @@ def _entity(row: VectorRow) -> dict[str, Any]:
     return entity
 
 
-def _filter(page_range: PageRange | None, doc_ids: Sequence[str] | None) -> str:
+def _filter(
+    page_range: PageRange | None, doc_ids: Sequence[str] | None, ids: Sequence[str] | None = None
+) -> str:
     clauses = []
     if page_range is not None:
         clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
     if doc_ids is not None:
         clauses.append(f"doc_id in [{', '.join(_quoted(d) for d in doc_ids)}]")
+    if ids is not None:
+        clauses.append(f"id in [{', '.join(_quoted(i) for i in ids)}]")
     return " and ".join(f"({clause})" for clause in clauses)
 
 
 def _quoted(value: str) -> str:
     # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
     return json.dumps(value)
+
+
+def _readable_field(field: dict[str, Any]) -> dict[str, Any]:
+    kind = field["type"]
+    type_name = getattr(kind, "name", None) or DataType(int(kind)).name
+    params = field.get("params") or {}
+    shown = type_name
+    if "max_length" in params:
+        shown = f"{type_name}({params['max_length']})"
+    elif "dim" in params:
+        shown = f"{type_name}(dim={params['dim']})"
+    return {"name": field["name"], "type": shown, "primary": bool(field.get("is_primary"))}

@@ -34,7 +34,7 @@ class MongoDocStore:
             self._client.close()
             raise BackendUnavailable(
                 f"MongoDB at {uri} cannot be reached ({type(error).__name__}); start the server "
-                "(./db.sh up) or unset MONGODB_URI to use the embedded SQLite docstore."
+                "(`bash db.sh start_all`) or unset MONGODB_URI to use the embedded SQLite docstore."
             ) from None
         db = self._client[database]
         self._documents = db["documents"]
@@ -76,21 +76,26 @@ class MongoDocStore:
             self._chunks.bulk_write(writes, ordered=False)
 
     def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
-        writes = []
+        """Delete, then insert: replacing a document that holds BSON binary fails on MongoDB wire
+        servers such as nx-27017 ("bytes is not JSON serializable"); inserting it works on all.
+        The document is pending while these are written, so nothing reads the gap."""
+        documents = []
         for chunk_id, matrix in vectors.items():
             half = float16_matrix(matrix)
-            document = {
-                "collection": collection,
-                "chunk_id": chunk_id,
-                "row_count": half.shape[0],
-                "dim": half.shape[1],
-                "vectors": Binary(half.tobytes()),
-            }
-            writes.append(
-                ReplaceOne({"collection": collection, "chunk_id": chunk_id}, document, upsert=True)
+            documents.append(
+                {
+                    "collection": collection,
+                    "chunk_id": chunk_id,
+                    "row_count": half.shape[0],
+                    "dim": half.shape[1],
+                    "vectors": Binary(half.tobytes()),
+                }
             )
-        if writes:
-            self._vectors.bulk_write(writes, ordered=False)
+        if not documents:
+            return
+        ids = [d["chunk_id"] for d in documents]
+        self._vectors.delete_many({"collection": collection, "chunk_id": {"$in": ids}})
+        self._vectors.insert_many(documents, ordered=False)
 
     def mark_ready(self, collection: str, doc_id: str) -> None:
         self._documents.update_one(
@@ -147,6 +152,17 @@ class MongoDocStore:
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
+
+    def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]:
+        """Per document id (record or not): its chunk count and highest chunk index."""
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"collection": collection}},
+            {"$group": {"_id": "$doc_id", "n": {"$sum": 1}, "top": {"$max": "$chunk_index"}}},
+        ]
+        return {
+            str(row["_id"]): (int(row["n"]), int(row["top"]))
+            for row in self._chunks.aggregate(pipeline)
+        }
 
     def delete_document(self, collection: str, doc_id: str) -> None:
         # No multi-document transaction (it needs a replica set): the record goes first, so a

@@ -227,6 +227,15 @@ class SQLiteDocStore:
         )
         return int(rows[0][0])
 
+    def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]:
+        """Per document id (record or not): its chunk count and highest chunk index."""
+        rows = self._read(
+            "SELECT doc_id, COUNT(*), MAX(chunk_index) FROM chunks WHERE collection = ?"
+            " GROUP BY doc_id",
+            (collection,),
+        )
+        return {str(row[0]): (int(row[1]), int(row[2])) for row in rows}
+
     def delete_document(self, collection: str, doc_id: str) -> None:
         with self._transaction() as conn:
             conn.execute(

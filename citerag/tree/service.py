@@ -14,6 +14,8 @@ from citerag.tree.model import DocumentTree
 from citerag.tree.pipeline import TOP_K_FILES, FileHits, run_pipeline
 from citerag.tree.schema import tree_errors
 
+NO_TREE = "This document has no section tree stored; ingest it again to build one."
+
 
 def stored_tree(engine: Any, collection: str, name: str) -> DocumentTree:
     """The tree of the document called `name` in `collection`, or a one-sentence InputError."""
@@ -26,9 +28,17 @@ def stored_tree(engine: Any, collection: str, name: str) -> DocumentTree:
 
 
 def load_tree(engine: Any, collection: str, doc_id: str) -> DocumentTree:
+    tree = find_tree(engine, collection, doc_id)
+    if tree is None:
+        raise InputError(NO_TREE)
+    return tree
+
+
+def find_tree(engine: Any, collection: str, doc_id: str) -> DocumentTree | None:
+    """The document's stored tree, None when it has none, an InputError when it is malformed."""
     data = engine.docstore.get_tree(collection, doc_id)
     if data is None:
-        raise InputError("This document has no section tree stored; ingest it again to build one.")
+        return None
     tree = DocumentTree.from_record(data)
     problems = tree_errors(tree.to_pageindex(with_text=True))
     if problems:

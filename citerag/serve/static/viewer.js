@@ -5,6 +5,7 @@
 const $ = (id) => document.getElementById(id);
 const CITATION = /\[(\d+)\]/g;
 let sources = [];
+let subQuestions = [];
 let pageObjectUrl = null;
 
 function headers(extra = {}) {
@@ -75,7 +76,9 @@ async function ask(event) {
   const question = $("question").value.trim();
   const collection = $("collection").value;
   if (!question || !collection) return;
+  const mode = $("mode").value;
   localStorage.setItem("citerag.collection", collection);
+  localStorage.setItem("citerag.mode", mode);
   resetAnswer();
   setState("streaming");
   $("ask").disabled = true;
@@ -85,7 +88,7 @@ async function ask(event) {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
-        model: collection, stream: true, messages: [{ role: "user", content: question }],
+        model: collection, stream: true, mode, messages: [{ role: "user", content: question }],
       }),
     });
     let text = "";
@@ -96,8 +99,10 @@ async function ask(event) {
       text += chunk.choices[0].delta.content || "";
       $("answer").textContent = text;
       if (chunk.sources) sources = chunk.sources;
+      if (chunk.metadata) subQuestions = chunk.metadata.subQuestions || [];
     }
     renderAnswer(text);
+    renderSubQuestions();
     renderSources();
     showStatus(`${sources.length} sources`);
     setState("answered");
@@ -111,10 +116,23 @@ async function ask(event) {
 
 function resetAnswer() {
   sources = [];
+  subQuestions = [];
   $("answer").textContent = "";
+  $("sub-questions").replaceChildren();
+  $("sub-questions-title").hidden = true;
   $("sources").replaceChildren();
   $("sources-title").hidden = true;
   $("page-pane").hidden = true;
+}
+
+function citeButton(number) {
+  const button = document.createElement("button");
+  button.className = "cite";
+  button.type = "button";
+  button.textContent = `[${number}]`;
+  button.dataset.citation = String(number);
+  button.addEventListener("click", () => openSource(number));
+  return button;
 }
 
 function renderAnswer(text) {
@@ -123,17 +141,33 @@ function renderAnswer(text) {
   let last = 0;
   for (const match of text.matchAll(CITATION)) {
     answer.append(text.slice(last, match.index));
-    const number = Number(match[1]);
-    const button = document.createElement("button");
-    button.className = "cite";
-    button.type = "button";
-    button.textContent = `[${number}]`;
-    button.dataset.citation = String(number);
-    button.addEventListener("click", () => openSource(number));
-    answer.append(button);
+    answer.append(citeButton(Number(match[1])));
     last = match.index + match[0].length;
   }
   answer.append(text.slice(last));
+}
+
+// The plan behind the answer: each sub-question, the tool that answered it, its citations.
+function renderSubQuestions() {
+  $("sub-questions-title").hidden = subQuestions.length === 0;
+  $("sub-questions").replaceChildren(...subQuestions.map((item) => {
+    const entry = document.createElement("li");
+    entry.className = "sub-question";
+    const tool = document.createElement("span");
+    tool.className = "tool";
+    tool.textContent = item.tool;
+    const question = document.createElement("span");
+    question.className = "question";
+    question.textContent = item.question;
+    entry.append(tool, question, ...(item.citations || []).map(citeButton));
+    if (item.error) {
+      const error = document.createElement("span");
+      error.className = "error";
+      error.textContent = `failed: ${item.error}`;
+      entry.append(error);
+    }
+    return entry;
+  }));
 }
 
 function markedContent(source) {
@@ -293,5 +327,7 @@ $("api-key").addEventListener("change", () => {
   sessionStorage.setItem("citerag.key", $("api-key").value.trim());
   loadCollections();
 });
+$("mode").value = localStorage.getItem("citerag.mode") || "subquestions";
+if (!$("mode").value) $("mode").value = "subquestions";
 $("ask-form").addEventListener("submit", ask);
 loadCollections();

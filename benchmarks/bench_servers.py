@@ -1,0 +1,139 @@
+"""Ingest throughput on a Milvus server beside Milvus Lite, and with MongoDB's wire protocol.
+
+Starts the embedded Milvus standalone server (milvus==2.3.5) and nx-27017 on free loopback
+ports, ingests the same PDFs into a fresh storage folder per set-up with one shared embedder,
+and writes benchmarks/results/servers.md: seconds per document, chunks per second, and the time
+spent in the Milvus writes and in the docstore writes alone.
+
+    .venv/bin/python benchmarks/bench_servers.py [PDF ...]
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pymilvus  # noqa: E402
+
+from citerag.embed.embedder import Embedder  # noqa: E402
+from citerag.engine import Engine  # noqa: E402
+from citerag.settings import Settings  # noqa: E402
+from citerag.store.local_servers import start_milvus, start_mongo_wire  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_PDFS = [
+    SHARED / "paul_graham" / "paul_graham_essay.pdf",
+    SHARED / "finance" / "NETFLIX_2020_10K.pdf",
+]
+RESULTS = Path(__file__).with_name("results") / "servers.md"
+DOCSTORE_WRITES = ("put_document", "put_chunks", "put_sentence_vectors", "put_tree", "mark_ready")
+
+
+def _time(target: Any, name: str, spent: dict[str, float], key: str) -> None:
+    method = getattr(target, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            spent[key] += time.perf_counter() - started
+
+    setattr(target, name, timed)
+
+
+def ingest_all(settings: Settings, embedder: Embedder, pdfs: list[Path]) -> list[dict[str, Any]]:
+    engine = Engine(settings, embedder=embedder)
+    spent = {"milvus": 0.0, "docstore": 0.0}
+    _time(engine.vectors, "insert", spent, "milvus")
+    for name in DOCSTORE_WRITES:
+        _time(engine.docstore, name, spent, "docstore")
+    rows = []
+    try:
+        for pdf in pdfs:
+            spent.update(milvus=0.0, docstore=0.0)
+            outcome = engine.ingest(pdf, "bench")
+            rows.append(
+                {
+                    "name": pdf.name,
+                    "pages": outcome.pages,
+                    "chunks": outcome.chunks,
+                    "seconds": outcome.seconds,
+                    **spent,
+                }
+            )
+    finally:
+        engine.close()
+    return rows
+
+
+def _load() -> str:
+    try:
+        return " / ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def measure(root: Path, pdfs: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    embedder = Embedder()
+    embedder.embed(["warm up"])
+    server = start_milvus(root / "milvus")
+    mongo = start_mongo_wire(root / "mongo")
+    try:
+        lite = Settings(storage_dir=root / "lite")
+        on_server = Settings(storage_dir=root / "server", milvus_uri=server.uri)
+        both = Settings(storage_dir=root / "both", milvus_uri=server.uri, mongodb_uri=mongo.uri)
+        return {
+            "Milvus Lite 3.2.2 + SQLite": ingest_all(lite, embedder, pdfs),
+            "Milvus server 2.3.5 + SQLite": ingest_all(on_server, embedder, pdfs),
+            "Milvus server 2.3.5 + nx-27017 (MongoDB wire)": ingest_all(both, embedder, pdfs),
+        }
+    finally:
+        server.stop()
+        mongo.stop()
+
+
+def report(results: dict[str, list[dict[str, Any]]], load: str) -> str:
+    lines = [
+        "# Benchmark: ingest throughput on a Milvus server beside Milvus Lite",
+        "",
+        f"Measured {date.today()} by `benchmarks/bench_servers.py`, one run each, parser "
+        f"pymupdf, default chunking; {platform.machine()}, Python {platform.python_version()}, "
+        f"pymilvus {pymilvus.__version__}, 2 shared cores, load average {load} (1/5/15 min, "
+        "other users' jobs included). `Milvus s` and `docstore s` are the time in those writes "
+        "alone (Lite flushes after each write; the server does not need to); the rest is "
+        "parsing and embedding, which dominate and vary with the machine's load.",
+        "",
+        "| set-up | document | pages | chunks | seconds | chunks/s | Milvus s | docstore s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for setup, rows in results.items():
+        for row in rows:
+            rate = row["chunks"] / row["seconds"]
+            lines.append(
+                f"| {setup} | {row['name']} | {row['pages']} | {row['chunks']} | "
+                f"{row['seconds']:.1f} | {rate:.1f} | {row['milvus']:.2f} | "
+                f"{row['docstore']:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    pdfs = [Path(p) for p in sys.argv[1:]] or DEFAULT_PDFS
+    with tempfile.TemporaryDirectory() as folder:
+        results = measure(Path(folder), pdfs)
+    text = report(results, _load())
+    RESULTS.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

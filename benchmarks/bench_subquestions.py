@@ -1,0 +1,302 @@
+"""Benchmark of the sub-question engine and enrichment on ../shared/eval, offline.
+
+- Ingest time with `metadata=entity` beside `none` (the essay and the Netflix 10-K).
+- Compound questions: the 44 Paul Graham questions joined in pairs ("A Also, B"); context
+  recall over both parts' references for the compound answer (its top 20 sources by score),
+  the parts asked alone (top 10 each) and one retrieval over the whole compound (top 20).
+- Warm latency p50/p95: the parts alone vs the compounds.
+- Where filters help: year questions on the essay (share of cited sources whose page mentions
+  the year), the 44 questions' recall@10 and the Netflix questions' page recall@10, for each
+  filter scope of years and entities.
+Writes benchmarks/results/subquestions.md.
+
+    .venv/bin/python benchmarks/bench_subquestions.py [--storage DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+import pymupdf  # noqa: E402
+
+from citerag.answer.contract import AnswerResult  # noqa: E402
+from citerag.engine import Engine  # noqa: E402
+from citerag.enrich.step import Enricher  # noqa: E402
+from citerag.eval.machine import describe_machine  # noqa: E402
+from citerag.eval.metrics import percentile, score_question  # noqa: E402
+from citerag.settings import Settings  # noqa: E402
+
+EVAL = PROJECT.parent / "shared" / "eval"
+PG_PDF = EVAL / "paul_graham" / "paul_graham_essay.pdf"
+PG_QA = EVAL / "paul_graham" / "paul_graham_qa.json"
+NETFLIX = EVAL / "finance" / "NETFLIX_2020_10K.pdf"
+FINANCE_QA = EVAL / "finance" / "finance_qa.json"
+RESULTS = PROJECT / "benchmarks" / "results"
+SCOPES = {
+    "no filters": {"years": "none", "entities": "none"},
+    "years on vectors": {"years": "vector", "entities": "none"},
+    "years everywhere": {"years": "both", "entities": "none"},
+    "entities on vectors": {"years": "none", "entities": "vector"},
+    "entities everywhere": {"years": "none", "entities": "both"},
+    "years everywhere, entities on vectors": {"years": "both", "entities": "vector"},
+}
+# facts.FILTER_SCOPES (the default) is years everywhere, entities not applied.
+CITATION = re.compile(r"\[(\d+)\]")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--storage", help="keep storage here (re-runs skip ingest)")
+    args = parser.parse_args()
+    missing = [p for p in (PG_PDF, PG_QA, NETFLIX, FINANCE_QA) if not p.exists()]
+    if missing:
+        print(f"skipped: {missing[0]} is absent; put the shared evaluation data beside the project")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="citerag-subq-") as scratch:
+        root = Path(args.storage) if args.storage else Path(scratch)
+        ingest_rows = [ingest_times(root, metadata) for metadata in ("none", "entity")]
+        engine = Engine(Settings(storage_dir=root / "entity", metadata="entity"))
+        try:
+            report = render(ingest_rows, run(engine))
+        finally:
+            engine.close()
+    out = RESULTS / "subquestions.md"
+    out.write_text(report, encoding="utf-8")
+    print(report)
+    print(f"written to {out.relative_to(PROJECT)}")
+    return 0
+
+
+def ingest_times(root: Path, metadata: str) -> list[tuple[str, str, int, float, float]]:
+    """(metadata, document, pages, ingest seconds, seconds of the enrich step alone). An ingest
+    is timed when it happens; a re-run on the same storage reports the time first measured."""
+    engine = Engine(Settings(storage_dir=root / metadata, metadata=metadata))
+    timings_file = root / metadata / "ingest_seconds.json"
+    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    try:
+        rows = []
+        for pdf, collection in ((PG_PDF, "pg"), (NETFLIX, "netflix")):
+            outcome = engine.ingest(pdf, collection)
+            if outcome.status != "skipped":
+                timings[pdf.name] = outcome.seconds
+                timings_file.write_text(json.dumps(timings))
+            chunks = engine.docstore.chunks_of(collection, outcome.doc_id)
+            copies = [c.model_copy(deep=True) for c in chunks]
+            started = time.perf_counter()
+            Enricher(metadata).enrich(copies)
+            enrich_s = time.perf_counter() - started
+            rows.append((metadata, pdf.name, outcome.pages, timings.get(pdf.name, 0.0), enrich_s))
+            print(f"{metadata}: {pdf.name} {outcome.status} in {outcome.seconds:.1f} s")
+        return rows
+    finally:
+        engine.close()
+
+
+def run(engine: Engine) -> dict[str, Any]:
+    questions = [q for q in json.loads(PG_QA.read_text()) if q["reference_contexts"]]
+    ask(engine, "What did the author work on?", "pg", None)  # warm: models, states
+    return {
+        "compound": compound_recall(engine, questions),
+        "years": year_questions(engine),
+        "pg_scopes": {name: pg_recall(engine, questions, s) for name, s in SCOPES.items()},
+        "pg_single": pg_recall(engine, questions, None, plan=False),
+        "finance_scopes": {name: finance_recall(engine, s) for name, s in SCOPES.items()},
+    }
+
+
+def ask(
+    engine: Engine,
+    question: str,
+    collection: str,
+    scopes: dict[str, str] | None,
+    top_k: int = 10,
+    plan: bool = True,
+) -> tuple[AnswerResult, float]:
+    from llama_index.core.schema import QueryBundle
+
+    from citerag.query.engine import answer_from_response
+
+    started = time.perf_counter()
+    if plan:
+        sub = engine.subquestion_engine(collection, top_k=top_k, filter_scopes=scopes)
+        result = answer_from_response(sub.query(QueryBundle(question)))  # type: ignore[arg-type]
+    else:
+        result = engine.query(question, collection, top_k=top_k, plan=False)
+    return result, time.perf_counter() - started
+
+
+def by_score(result: AnswerResult, k: int) -> list[str]:
+    ranked = sorted(result.sources, key=lambda s: -s.score)
+    return [s.content for s in ranked[:k]]
+
+
+def compound_recall(engine: Engine, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for first, second in zip(questions[0::2], questions[1::2], strict=False):
+        references = first["reference_contexts"] + second["reference_contexts"]
+        a, time_a = ask(engine, first["query"], "pg", None)
+        b, time_b = ask(engine, second["query"], "pg", None)
+        compound_text = f"{first['query']} Also, {second['query']}"
+        compound, time_c = ask(engine, compound_text, "pg", None)
+        single, _ = ask(engine, compound_text, "pg", None, top_k=20, plan=False)
+        rows.append(
+            {
+                "parts": recall(by_score(a, 10) + by_score(b, 10), references),
+                "compound": recall(by_score(compound, 20), references),
+                "compound_all": recall([s.content for s in compound.sources], references),
+                "single": recall([s.content for s in single.sources], references),
+                "sub_questions": len(compound.metadata.sub_questions),
+                "sources": len(compound.sources),
+                "times": (time_a, time_b, time_c),
+                "plan": [p["question"][:60] for p in compound.metadata.sub_questions],
+            }
+        )
+    return {"rows": rows}
+
+
+def recall(texts: Sequence[str], references: Sequence[str]) -> float:
+    return score_question(list(texts), references, recall_ks=(len(texts) or 1,)).recall_at[
+        len(texts) or 1
+    ]
+
+
+def year_questions(engine: Engine) -> dict[str, dict[str, float]]:
+    with pymupdf.open(PG_PDF) as document:
+        pages = [page.get_text() for page in document]
+    mentioned = sorted({y for text in pages for y in re.findall(r"\b(19[6-9]\d|20[01]\d)\b", text)})
+    results: dict[str, dict[str, float]] = {}
+    for name, scopes in SCOPES.items():
+        precision, hits = [], []
+        for year in mentioned:
+            result, _ = ask(engine, f"What did the author do in {year}?", "pg", scopes)
+            cited = {int(n) for n in CITATION.findall(result.answer)}
+            pages_cited = [s.page_number for s in result.sources if s.citation_number in cited]
+            good = [p for p in pages_cited if year in pages[p - 1]]
+            precision.append(len(good) / len(pages_cited) if pages_cited else 0.0)
+            hits.append(1.0 if good else 0.0)
+        results[name] = {
+            "questions": len(mentioned),
+            "precision": statistics.fmean(precision),
+            "hit": statistics.fmean(hits),
+        }
+        print(f"years, {name}: {results[name]}")
+    return results
+
+
+def pg_recall(
+    engine: Engine,
+    questions: Sequence[dict[str, Any]],
+    scopes: dict[str, str] | None,
+    plan: bool = True,
+) -> float:
+    scores = [
+        recall(
+            by_score(ask(engine, q["query"], "pg", scopes, plan=plan)[0], 10),
+            q["reference_contexts"],
+        )
+        for q in questions
+    ]
+    print(f"pg recall@10 {scopes}: {statistics.fmean(scores):.3f}")
+    return statistics.fmean(scores)
+
+
+def finance_recall(engine: Engine, scopes: dict[str, str]) -> float:
+    questions = [q for q in json.loads(FINANCE_QA.read_text()) if q["document"] == NETFLIX.name]
+    found = []
+    for q in questions:
+        result, _ = ask(engine, q["question"], "netflix", scopes)
+        pages = {s.page_number for s in result.sources[:10]}
+        found.append(len(pages & set(q["evidence_pages"])) / len(set(q["evidence_pages"])))
+    print(f"netflix page recall@10 {scopes}: {statistics.fmean(found):.3f}")
+    return statistics.fmean(found)
+
+
+def render(ingest_rows: Sequence[Sequence[tuple[str, str, int, float, float]]], data: dict) -> str:
+    rows = data["compound"]["rows"]
+    singles = [t for r in rows for t in r["times"][:2]]
+    compounds = [r["times"][2] for r in rows]
+    mean: Callable[[str], float] = lambda key: statistics.fmean(r[key] for r in rows)  # noqa: E731
+    lines = [
+        "# Sub-questions, filters and enrichment (offline)",
+        "",
+        f"{describe_machine()}. Written by `benchmarks/bench_subquestions.py`.",
+        "",
+        "## Ingest time, `metadata=entity` beside `none`",
+        "",
+        "The whole ingest is timed on a shared 2-core machine (other work ran beside it); the "
+        "enrich step is also timed alone on the stored chunks.",
+        "",
+        "| metadata | document | pages | ingest s | enrich step s |",
+        "|---|---|---|---|---|",
+        *[
+            f"| {m} | {d} | {p} | {s:.1f} | {e:.2f} |"
+            for block in ingest_rows
+            for m, d, p, s, e in block
+        ],
+        "",
+        f'## Compound questions ({len(rows)} Paul Graham pairs, "A Also, B")',
+        "",
+        "Context recall over both parts' reference contexts.",
+        "",
+        "| system | context recall |",
+        "|---|---|",
+        f"| parts asked alone, top 10 each | {mean('parts'):.3f} |",
+        f"| compound, sub-questions, top 20 by score | {mean('compound'):.3f} |",
+        f"| compound, sub-questions, all sources (mean {mean('sources'):.1f}) "
+        f"| {mean('compound_all'):.3f} |",
+        f"| compound, one retrieval (no planning), top 20 | {mean('single'):.3f} |",
+        "",
+        f"Sub-questions per compound: mean {mean('sub_questions'):.2f} "
+        f"(min {min(r['sub_questions'] for r in rows)}, "
+        f"max {max(r['sub_questions'] for r in rows)}).",
+        "",
+        "| | p50 ms | p95 ms |",
+        "|---|---|---|",
+        f"| a part alone | {1000 * percentile(singles, 0.5):.0f} | "
+        f"{1000 * percentile(singles, 0.95):.0f} |",
+        f"| a compound | {1000 * percentile(compounds, 0.5):.0f} | "
+        f"{1000 * percentile(compounds, 0.95):.0f} |",
+        "",
+        f"Compound p50 / single p50 = {percentile(compounds, 0.5) / percentile(singles, 0.5):.2f}.",
+        "",
+        "## Where filters help",
+        "",
+        "| filter scope | year questions: cited pages that mention the year | year questions: "
+        "at least one | PG recall@10 (44) | Netflix page recall@10 (25) |",
+        "|---|---|---|---|---|",
+    ]
+    for name in SCOPES:
+        years = data["years"][name]
+        lines.append(
+            f"| {name} | {years['precision']:.3f} | {years['hit']:.3f} | "
+            f"{data['pg_scopes'][name]:.3f} | {data['finance_scopes'][name]:.3f} |"
+        )
+    lines.append(f"| no planning (one retrieval), no filters | | | {data['pg_single']:.3f} | |")
+    lines += [
+        "",
+        f'Year questions: "What did the author do in YEAR?" for each of the '
+        f"{data['years'][next(iter(SCOPES))]['questions']} years the essay mentions.",
+        "",
+    ]
+    lines += ["## Plans of the first compounds", ""]
+    lines += [f"- {' | '.join(r['plan'])}" for r in rows[:5]]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""GLiNER zero-shot entities, used when its weights are on this machine (never downloaded).
+
+A configured folder (`gliner_model`) or a hub id already in the local cache loads; otherwise
+`find_gliner` says why not and enrichment falls back to the rules extractor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+DEFAULT_GLINER = "urchade/gliner_medium-v2.1"
+THRESHOLD = 0.5
+BATCH = 8
+
+
+def find_gliner(configured: str = "") -> tuple[str | None, str]:
+    """(where the weights are, why), or (None, why not): a folder, else the hub cache."""
+    candidate = configured or DEFAULT_GLINER
+    if Path(candidate).expanduser().is_dir():
+        return str(Path(candidate).expanduser()), f"folder {candidate}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub ships with transformers
+        return None, "huggingface_hub is not installed"
+    cached = try_to_load_from_cache(candidate, "gliner_config.json")
+    if isinstance(cached, str):
+        return candidate, f"{candidate} in the local cache"
+    return None, f"no GLiNER weights for {candidate!r} on this machine"
+
+
+class GlinerExtractor:
+    """Entities per text from a loaded GLiNER model, as `label` → values."""
+
+    name = "gliner"
+
+    def __init__(self, model: Any, labels: Sequence[str], threshold: float = THRESHOLD) -> None:
+        self._model = model
+        self._labels = [label.lower() for label in labels]
+        self._threshold = threshold
+
+    @classmethod
+    def load(cls, where: str, labels: Sequence[str]) -> GlinerExtractor:
+        from gliner import GLiNER
+
+        model = GLiNER.from_pretrained(where, local_files_only=True)
+        return cls(model, labels)
+
+    def entities(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+        """(label, text) pairs per input text, in order, each once."""
+        results: list[list[tuple[str, str]]] = []
+        for start in range(0, len(texts), BATCH):
+            batch = [t[: 4 * 384] for t in texts[start : start + BATCH]]
+            predicted = self._predict(batch)
+            for found in predicted:
+                pairs = {(str(e["label"]), " ".join(str(e["text"]).split())): None for e in found}
+                results.append([pair for pair in pairs if pair[1]])
+        return results
+
+    def _predict(self, batch: list[str]) -> list[list[dict[str, Any]]]:
+        model = self._model
+        if hasattr(model, "inference"):
+            return list(model.inference(batch, self._labels, threshold=self._threshold))
+        return [model.predict_entities(t, self._labels, threshold=self._threshold) for t in batch]

@@ -1,0 +1,170 @@
+"""The deterministic planner: a compound question split into sub-questions, each routed by pattern.
+
+Splits: a list of years ("in 1980, in 1996 and in 2019") or of labels sharing a noun ("Figure 4.1
+and 4.3") gives one sub-question per item; "and compare it with ..." and "and describe ..." start
+a new sub-question (the pronoun becomes the first one's label); "X? Y?" and "X. Also, Y" are two.
+A plain question stays one sub-question. Routes: page or label references go to `pages`,
+"summarize / overview / main points" to `summary`, "which section ..." to `sections`, the rest to
+`facts`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from citerag.plan.references import LabelRef, label_refs, page_spans
+
+FACTS, PAGES, SUMMARY, SECTIONS = "facts", "pages", "summary", "sections"
+TOOL_NAMES = (FACTS, PAGES, SUMMARY, SECTIONS)
+
+_PREP = r"(?:in|during|for|by|since|around|of)\s+"
+_YEAR = r"(?:1[89]\d\d|20\d\d)(?!\d)"
+_YEAR_LIST = re.compile(
+    rf"(?P<first>(?:{_PREP})?{_YEAR})(?P<rest>(?:\s*,\s*(?:(?:and|or)\s+)?(?:{_PREP})?{_YEAR}"
+    rf"|\s+(?:and|or)\s+(?:{_PREP})?{_YEAR})+)",
+    re.I,
+)
+_ITEM = re.compile(rf"(?P<prep>{_PREP})?(?P<year>{_YEAR})", re.I)
+_LABEL_LIST = re.compile(
+    r"(?<!\w)(?P<noun>figures?|figs?\.?|tables?|equations?|eqs?\.?|sections?|items?|chapters?)\s*"
+    r"(?P<items>\(?\d+(?:\.\d+)*[a-z]?\)?(?:\s*(?:,|and|&)\s*(?:(?:figure|fig\.?|table|"
+    r"equation|eq\.?|section|item|chapter)\s*)?\(?\d+(?:\.\d+)*[a-z]?\)?)+)",
+    re.I,
+)
+_COMPARISON = re.compile(r"\b(compare|comparison|versus|vs\.?|differ|difference|between)\b", re.I)
+_CLAUSE_VERB = (
+    r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|what|how|why|which|"
+    r"when|where|who"
+)
+_CLAUSE = re.compile(rf",?\s+and\s+(?=(?:then\s+)?(?:{_CLAUSE_VERB})\b)", re.I)
+_PRONOUN = re.compile(r"\b(it|them|this|that one)\b", re.I)
+_SENTENCE = re.compile(
+    r"(?<=\?)\s+(?=[A-Z])|(?<=[.!])\s+(?=(?:Also|Additionally|And|Then|Next|Finally|Separately)"
+    r"\b,?)"
+)
+_LEAD = re.compile(r"^(?:also|additionally|and|then|next|finally|separately)\b,?\s*", re.I)
+_SUMMARY = re.compile(
+    r"\b(summari[sz]e|summary|overview|main points|key points|key takeaways|gist|outline of|"
+    r"what is (?:this|the) (?:document|paper|report|essay|book) about)\b",
+    re.I,
+)
+_SECTIONS = re.compile(
+    r"\b(which|what) (sections?|chapters?|parts?|items?)\b|\bsections? (?:about|on|discussing)\b",
+    re.I,
+)
+_SECTION_KINDS = frozenset({"section", "item", "chapter"})
+
+
+@dataclass(frozen=True)
+class PlannedQuestion:
+    question: str
+    tool: str
+
+
+def plan_offline(question: str) -> list[PlannedQuestion]:
+    """Sub-questions with their tools; one for a plain question."""
+    parts = [p for sentence in split_sentences(question) for p in split_clauses(sentence)]
+    parts = [p for part in parts for p in split_enumerations(part)]
+    planned = [PlannedQuestion(part, route(part)) for part in parts if part.strip()]
+    return list({(p.question.casefold(), p.tool): p for p in planned}.values()) or [
+        PlannedQuestion(question.strip(), route(question))
+    ]
+
+
+def route(question: str) -> str:
+    """The tool a sub-question goes to, by what its text names."""
+    if _SUMMARY.search(question):
+        return SUMMARY
+    if _SECTIONS.search(question):
+        return SECTIONS
+    if page_spans(question) or label_refs(question):
+        return PAGES
+    return FACTS
+
+
+def split_sentences(question: str) -> list[str]:
+    """ "X? Y?" and "X. Also, Y": separate questions. A context sentence stays with its
+    question, and so does a request that leans on the question before it ("X? Describe each.")."""
+    pieces: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE.split(question.strip())):
+        if not piece:
+            continue
+        leans_back = pieces and not _LEAD.match(piece) and not piece.endswith("?")
+        if leans_back:
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    return [_capitalized(_LEAD.sub("", p)) for p in pieces]
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """ "Describe Figure 1 and compare it with Table 2": two clauses; the pronoun becomes the
+    first clause's label. A clause without its own subject matter (no label, no pronoun to
+    resolve, under four words) stays joined."""
+    pieces = _CLAUSE.split(sentence)
+    if len(pieces) < 2:
+        return [sentence]
+    first_labels = label_refs(pieces[0])
+    clauses = [pieces[0].rstrip(" ,")]
+    for piece in pieces[1:]:
+        has_pronoun = bool(_PRONOUN.search(piece))
+        if has_pronoun and not first_labels:
+            clauses[-1] = f"{clauses[-1]} and {piece}"  # "what happened to it": needs the first
+            continue
+        if has_pronoun:
+            piece = _PRONOUN.sub(str(first_labels[0]), piece, count=1)
+        if len(piece.split()) < 4 and not label_refs(piece):
+            clauses[-1] = f"{clauses[-1]} and {piece}"
+            continue
+        clauses.append(_capitalized(piece))
+    return [_ended(c, sentence) for c in clauses]
+
+
+def split_enumerations(question: str) -> list[str]:
+    """One sub-question per listed year, or per listed label (not when comparing them)."""
+    years = _YEAR_LIST.search(question)
+    if years:
+        return _per_year(question, years)
+    if _COMPARISON.search(question):
+        return [question]
+    labels = _LABEL_LIST.search(question)
+    if labels:
+        refs = label_refs(labels.group(0))
+        if len(refs) > 1:
+            return [_replace(question, labels.start(), labels.end(), _written(r)) for r in refs]
+    return [question]
+
+
+def _per_year(question: str, found: re.Match[str]) -> list[str]:
+    items = list(_ITEM.finditer(found.group(0)))
+    first_prep = items[0].group("prep") or ""
+    return [
+        _replace(
+            question, found.start(), found.end(), (item.group("prep") or first_prep) + item["year"]
+        )
+        for item in items
+    ]
+
+
+def _written(ref: LabelRef) -> str:
+    if ref.kind == "equation":
+        return f"Equation ({ref.label})"
+    if ref.kind in _SECTION_KINDS:
+        return f"{ref.kind.capitalize()} {ref.label.upper() if ref.kind == 'item' else ref.label}"
+    return str(ref)
+
+
+def _replace(text: str, start: int, end: int, value: str) -> str:
+    return " ".join(f"{text[:start]}{value}{text[end:]}".split())
+
+
+def _capitalized(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:]
+
+
+def _ended(clause: str, sentence: str) -> str:
+    clause = clause.strip().rstrip(",")
+    end = sentence.strip()[-1:] if sentence.strip()[-1:] in "?.!" else ""
+    return clause if clause[-1:] in "?.!" else clause + end

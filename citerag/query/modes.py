@@ -1,0 +1,51 @@
+"""How a question is answered, by mode: the one dispatch the CLI (`query --mode`) and the HTTP
+API (`mode`) share.
+
+- `hybrid` (the default; the API also calls it `subquestions`): sub-questions planned and routed
+  to the facts/pages/summary/sections tools, one cited answer (`Engine.query`).
+- `single`: one retrieval over the whole question (`Engine.query(plan=False)`).
+- `tree`: the multi-file section pipeline (`citerag.tree.service.tree_answer`); `top_k_files`
+  files, 5 sections each. `top_k` and `page_range` do not apply to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citerag.answer.contract import AnswerResult
+from citerag.errors import InputError
+from citerag.store.base import PageRange
+from citerag.tree.pipeline import TOP_K_FILES
+
+MODES = ("hybrid", "single", "tree")
+ALIASES = {"subquestions": "hybrid"}
+
+
+def canonical_mode(mode: str) -> str:
+    """`mode` as one of MODES (an alias resolved), or a one-sentence InputError."""
+    name = ALIASES.get(mode, mode)
+    if name not in MODES:
+        known = ", ".join([*MODES, *ALIASES])
+        raise InputError(f"Unknown mode {mode!r}; use one of {known}.")
+    return name
+
+
+def answer_question(
+    engine: Any,
+    question: str,
+    collection: str,
+    mode: str = "hybrid",
+    top_k: int | None = None,
+    page_range: PageRange | None = None,
+    top_k_files: int = TOP_K_FILES,
+) -> AnswerResult:
+    """The answer contract for `question` over `collection`, the way `mode` answers it."""
+    name = canonical_mode(mode)
+    if name == "tree":
+        from citerag.tree.service import tree_answer
+
+        return tree_answer(engine, question, collection, top_k_files=top_k_files)
+    if name == "single":
+        return engine.query(question, collection, top_k=top_k, page_range=page_range, plan=False)
+    result: AnswerResult = engine.query(question, collection, top_k=top_k, page_range=page_range)
+    return result

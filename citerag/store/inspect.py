@@ -1,0 +1,78 @@
+"""`main.py inspect COLLECTION`: what Attu would show, from the terminal (Attu needs Docker).
+
+Milvus's schema with readable types, its vector index, the deployment's capabilities, rows per
+document on both sides with their health, and a sample of rows without their vectors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citerag.store.base import DocStore
+from citerag.store.milvus_index import MilvusIndex
+
+PREVIEW_SHOWN = 60
+
+
+def inspect_collection(
+    docstore: DocStore, vectors: MilvusIndex, collection: str, rows: int = 5
+) -> dict[str, Any]:
+    described = vectors.describe(collection)
+    documents = []
+    for record in docstore.list_documents(collection, include_pending=True):
+        in_milvus = vectors.count(collection, record.doc_id) if described else 0
+        in_docstore = docstore.count_chunks(collection, record.doc_id)
+        documents.append(
+            {
+                "name": record.name,
+                "docId": record.doc_id,
+                "status": record.status,
+                "rowsInMilvus": in_milvus,
+                "chunksInDocstore": in_docstore,
+                "health": "ok" if in_milvus == in_docstore > 0 else "inconsistent",
+            }
+        )
+    return {
+        "collection": collection,
+        "milvusCollection": described.get("name", ""),
+        "capabilities": vectors.capabilities.to_dict(),
+        "fields": described.get("fields", []),
+        "indexes": described.get("indexes", []),
+        "rows": described.get("rows", 0),
+        "documents": documents,
+        "sample": vectors.sample(collection, rows) if described else [],
+    }
+
+
+def format_inspection(data: dict[str, Any]) -> str:
+    caps = data["capabilities"]
+    lines = [
+        f"Collection {data['collection']!r} (Milvus collection {data['milvusCollection']}) on "
+        f"Milvus {caps['kind']} {caps['version']}: vector index {caps['indexType']}, server-side "
+        f"BM25 function {'available' if caps['bm25Function'] else 'not available (bm25s used)'}",
+        "",
+        "Fields:",
+    ]
+    width = max((len(f["name"]) for f in data["fields"]), default=4)
+    for field in data["fields"]:
+        primary = "  primary key" if field["primary"] else ""
+        lines.append(f"  {field['name']:<{width}}  {field['type']}{primary}")
+    for index in data["indexes"]:
+        lines.append(
+            f"Index on {index.get('field_name', '?')}: {index.get('index_type', '?')}"
+            f" ({index.get('metric_type', '?')})"
+        )
+    lines += ["", f"Rows: {data['rows']}", "", "Per document (Milvus rows / docstore chunks):"]
+    for doc in data["documents"]:
+        lines.append(
+            f"  {doc['name']}  {doc['docId'][:12]}  {doc['status']}  "
+            f"{doc['rowsInMilvus']} / {doc['chunksInDocstore']}  {doc['health']}"
+        )
+    lines += ["", f"Sample of {len(data['sample'])} rows:"]
+    for row in data["sample"]:
+        preview = str(row.get("preview", ""))[:PREVIEW_SHOWN].replace("\n", " ")
+        lines.append(
+            f"  {row.get('id')}  {row.get('doc_name')}  page {row.get('page')}  "
+            f"{row.get('node_type')}  {row.get('section', '')[:40]!r}  {preview!r}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""`facts`: hybrid retrieval, reranked and highlighted, with the sub-question's own filters.
+
+Where each filter applies was measured (benchmarks/results/subquestions.md): years restrict
+every ranking (on the essay's year questions every cited page then mentions the year, against
+a third without; Netflix page recall@10 rises a little); entity filters are extracted and
+reported but not applied, since on the vector search (the seed's way) they cost the Netflix
+questions 12 points of page recall and changed nothing on the essay.
+"""
+
+from __future__ import annotations
+
+from llama_index.core.schema import QueryBundle
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from citerag.plan.filters import SubQuestionFilters, metadata_filters
+from citerag.tools.base import ToolEngine, ToolResult, postprocess
+
+# field -> "both" (every ranking), "vector" (the vector search only) or "none"
+FILTER_SCOPES: dict[str, str] = {"years": "both", "entities": "none"}
+
+
+class FactsEngine(ToolEngine):
+    name = "facts"
+    description = (
+        "Facts from the documents: hybrid keyword and vector search over passages, for any "
+        "question about what the documents say (people, events, numbers, definitions)."
+    )
+
+    def scoped_filters(
+        self, filters: SubQuestionFilters
+    ) -> tuple[MetadataFilters | None, MetadataFilters | None]:
+        """(vector-only filters, filters on every ranking) from the sub-question's own."""
+        scopes = {**FILTER_SCOPES, **self.context.filter_scopes}
+
+        def on(scope: str) -> MetadataFilters | None:
+            return metadata_filters(
+                filters,
+                use_years=scopes.get("years") == scope,
+                use_entities=scopes.get("entities") == scope,
+            )
+
+        return on("vector"), on("both")
+
+    def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
+        context = self.context
+        vector_filters, hard_filters = self.scoped_filters(filters)
+        retriever = context.factory.list_filtered_retriever(
+            context.state, context.base_filters, vector_filters, hard_filters
+        )
+        retrieved = retriever.retrieve(query)
+        nodes = postprocess(retrieved, query, context.postprocessors())
+        notes: dict[str, object] = {
+            f"{kind}FilterChunks": n for kind, n in retriever.matched.items()
+        }
+        return ToolResult(nodes, len(retrieved), notes)

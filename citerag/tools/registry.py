@@ -1,0 +1,38 @@
+"""The tools as LlamaIndex `QueryEngineTool`s, and the sub-question engine over them."""
+
+from __future__ import annotations
+
+from llama_index.core.question_gen.types import BaseQuestionGenerator
+from llama_index.core.tools import QueryEngineTool
+
+from citerag.plan.generators import OfflineQuestionGenerator, RobustLLMQuestionGenerator
+from citerag.tools.base import ToolContext, ToolEngine
+from citerag.tools.facts import FactsEngine
+from citerag.tools.pages import PagesEngine
+from citerag.tools.sections import SectionsEngine
+from citerag.tools.summary import SummaryEngine
+
+TOOL_ENGINES: tuple[type[ToolEngine], ...] = (
+    FactsEngine,
+    PagesEngine,
+    SummaryEngine,
+    SectionsEngine,
+)
+
+
+def build_tools(context: ToolContext) -> list[QueryEngineTool]:
+    """`facts`, `pages`, `summary` and `sections` over one collection."""
+    return [
+        QueryEngineTool.from_defaults(
+            query_engine=engine(context), name=engine.name, description=engine.description
+        )
+        for engine in TOOL_ENGINES
+    ]
+
+
+def build_question_generator(answerer: object | None) -> BaseQuestionGenerator:
+    """The LLM planner (with the offline one as its last resort) when an LLM is configured."""
+    llm = getattr(answerer, "llm", None)
+    if llm is None:
+        return OfflineQuestionGenerator()
+    return RobustLLMQuestionGenerator(llm)

@@ -1,0 +1,72 @@
+"""Hybrid retrieval with a sub-question's list-field filters (years, entities).
+
+Two kinds of filter: `vector_filters` restrict the vector search only (the seed's way: BM25
+keeps every keyword match, and the embedding, which cannot tell 1996 from 1997, is held to
+chunks that carry the value), `hard_filters` restrict every ranking. Which field goes where is
+chosen by measurement (benchmarks/results/subquestions.md). Matching chunk ids are found in the
+collection state and pushed to Milvus as `id in [...]` (Milvus Lite's `array_contains` is slow
+and loses recall under HNSW). A filter that no chunk matches is dropped, not left to empty the
+search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from citerag.retrieve.filters import matches, pushdown
+from citerag.retrieve.hybrid import HybridRetriever
+
+MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
+
+
+class ListFilteredRetriever(HybridRetriever):
+    def __init__(
+        self,
+        *args: Any,
+        vector_filters: MetadataFilters | None = None,
+        hard_filters: MetadataFilters | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._vector_filters = vector_filters
+        self._hard_filters = hard_filters
+        self.matched: dict[str, int] = {}  # chunks each kind of filter matched
+
+    def _allowed_chunks(self) -> set[str] | None:
+        allowed = super()._allowed_chunks()
+        hard = self._matching(self._hard_filters, allowed, "hard")
+        return allowed if hard is None else hard
+
+    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+        wanted = self._matching(self._vector_filters, allowed, "vector")
+        if wanted is None:
+            if allowed is None or self._hard_filters is None:
+                return super()._dense(query_vector, allowed)
+            wanted = allowed
+        page_range, doc_ids = pushdown(self._filters)
+        pushed = sorted(wanted) if len(wanted) <= MAX_PUSHED_IDS else None
+        hits = self._vectors.search(
+            self._state.name,
+            query_vector.reshape(1, -1),
+            self._settings.top_k_each,
+            page_range=page_range,
+            doc_ids=doc_ids,
+            ids=pushed,
+        )[0]
+        return [cid for cid, _ in hits if cid in wanted]
+
+    def _matching(
+        self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
+    ) -> set[str] | None:
+        """Chunk ids (among `allowed`) the filters match; None when there is no filter or
+        nothing matches."""
+        if filters is None or not filters.filters:
+            return None
+        places = self._state.places
+        pool = places.keys() if allowed is None else allowed
+        wanted = {cid for cid in pool if matches(places[cid], filters)}
+        self.matched[kind] = len(wanted)
+        return wanted or None

@@ -1,0 +1,116 @@
+"""The offline planner and what a question's own text names (pages, labels, years, entities)."""
+
+from __future__ import annotations
+
+import pytest
+
+from citerag.plan.filters import entity_mentions, filters_for, metadata_filters
+from citerag.plan.offline import plan_offline, route
+from citerag.plan.references import LabelRef, PageSpan, label_refs, page_spans, years
+
+
+def planned(question: str) -> list[tuple[str, str]]:
+    return [(p.question, p.tool) for p in plan_offline(question)]
+
+
+def test_the_seed_example_becomes_three_year_questions() -> None:
+    assert planned("What did the author do in 1980, in 1996 and in 2019?") == [
+        ("What did the author do in 1980?", "facts"),
+        ("What did the author do in 1996?", "facts"),
+        ("What did the author do in 2019?", "facts"),
+    ]
+    assert len(plan_offline("What did Paul Graham do in 1980, 1996 and 2019?")) == 3
+
+
+def test_labels_sharing_a_noun_split_and_go_to_pages() -> None:
+    assert planned("What do Figure 4.1 and 4.3 show?") == [
+        ("What do Figure 4.1 show?", "pages"),
+        ("What do Figure 4.3 show?", "pages"),
+    ]
+
+
+def test_a_clause_with_a_pronoun_gets_the_first_clause_label() -> None:
+    assert planned("Describe Figure 1 and compare it with Table 2") == [
+        ("Describe Figure 1", "pages"),
+        ("Compare Figure 1 with Table 2", "pages"),
+    ]
+
+
+def test_separate_questions_and_also_split() -> None:
+    assert planned("What is the revenue? Also, who is the CEO?") == [
+        ("What is the revenue?", "facts"),
+        ("Who is the CEO?", "facts"),
+    ]
+    assert len(plan_offline("Why did he start YC. Also, what happened to Viaweb?")) == 2
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was Viaweb and what happened to it?",
+        "In the essay, the author mentions his early experiences with programming. Describe the "
+        "first computer he used, the language he used, and the challenges he faced.",
+        "Compare Figure 1 and Table 1.",
+        "What did the author work on before college?",
+    ],
+)
+def test_a_plain_question_stays_one_sub_question(question: str) -> None:
+    assert len(plan_offline(question)) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("What does Figure 1 show?", "pages"),
+        ("What does equation (1) say?", "pages"),
+        ("What do pages 30-32 say about liquidity?", "pages"),
+        ("What does Item 7 say about liquidity?", "pages"),
+        ("Summarize the essay.", "summary"),
+        ("Give me an overview of the main points", "summary"),
+        ("Which sections discuss risk?", "sections"),
+        ("What did the author do at Viaweb?", "facts"),
+    ],
+)
+def test_routes_by_pattern(question: str, tool: str) -> None:
+    assert route(question) == tool
+
+
+def test_page_spans_and_labels_are_normalized() -> None:
+    assert page_spans("see pages 3-5 and 9, or pp. 10–12") == [
+        PageSpan(3, 5),
+        PageSpan(9, 9),
+        PageSpan(10, 12),
+    ]
+    assert label_refs("fig. 2, Eq. (3), Table 1, Section 2.1 and Item 7A") == [
+        LabelRef("figure", "2"),
+        LabelRef("equation", "3"),
+        LabelRef("table", "1"),
+        LabelRef("section", "2.1"),
+        LabelRef("item", "7a"),
+    ]
+    assert label_refs("What does equation (1) say?") == [LabelRef("equation", "1")]
+    assert label_refs("What happened in (1996)?") == []
+
+
+def test_years_and_decades() -> None:
+    assert years("in 1980, in 1996 and in $2019 million") == ["1980", "1996"]
+    assert years("the 1990s") == ["1990s"]
+    assert "1996" in years("in the 1990s", expand_decades=True)
+
+
+def test_filters_come_from_the_sub_question_text() -> None:
+    known = ["Viaweb", "Robert Morris", "Robert", "YC", "Lisp"]
+    found = filters_for("What did Robert Morris do at Viaweb in 1996?", known)
+    assert found.years == ["1996"]
+    assert found.entities == ["Robert Morris", "Viaweb"]  # "Robert" is inside a longer match
+    assert entity_mentions("What is lisping?", known) == []
+    assert filters_for("Describe Figure 3 on page 4").to_dict() == {
+        "labels": ["figure:3"],
+        "pages": [[4, 4]],
+    }
+    metadata = metadata_filters(found)
+    assert metadata is not None
+    assert [(f.key, f.value) for f in metadata.filters] == [  # type: ignore[union-attr]
+        ("years", ["1996"]),
+        ("entities", ["Robert Morris", "Viaweb"]),
+    ]

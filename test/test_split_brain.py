@@ -1,0 +1,190 @@
+"""Split-brain (seed 004): Milvus rows or docstore records lost or half deleted are detected when
+the engine opens the collection and repaired from the surviving side, with no loss."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import DEMO_PDF, MILVUS_BACKENDS, milvus_uri_for
+
+from citerag.embed.embedder import Embedder
+from citerag.engine import Engine
+from citerag.settings import Settings
+from citerag.store.sqlite_docstore import SQLiteDocStore
+from citerag.types import DocumentRecord
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Stored:
+    settings: Settings
+    collection: str
+    doc_id: str
+    chunks: dict[str, dict]  # chunk id -> TextNode.to_dict()
+    sentences: dict[str, np.ndarray]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.fixture(params=MILVUS_BACKENDS)
+def stored(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[Stored]:
+    """The demo PDF ingested in small chunks (enough for "half a document")."""
+    settings = Settings(
+        storage_dir=tmp_path / "storage",
+        chunk_size=96,
+        chunk_overlap=16,
+        milvus_uri=milvus_uri_for(request, request.param),
+    )
+    collection = f"sb_{uuid.uuid4().hex[:8]}"
+    engine = Engine(settings, embedder=embedder)
+    try:
+        outcome = engine.ingest(DEMO_PDF, collection)
+        chunks = {
+            c.node_id: c.to_dict() for c in engine.docstore.chunks_of(collection, outcome.doc_id)
+        }
+        sentences = engine.docstore.get_sentence_vectors(collection, list(chunks))
+    finally:
+        engine.close()
+    assert len(chunks) >= 6
+    yield Stored(settings, collection, outcome.doc_id, chunks, sentences)
+    if settings.milvus_uri:
+        cleanup = Engine(settings, embedder=embedder)
+        cleanup.vectors.drop_collection(collection)  # type: ignore[attr-defined]
+        cleanup.close()
+
+
+def reopen_and_check(stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture) -> str:
+    """Open the engine again, list (which checks the collection), and assert nothing was lost."""
+    caplog.clear()
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        with caplog.at_level(logging.WARNING, logger="citerag.ingest.repair"):
+            [summary] = engine.list_documents([stored.collection])
+        assert summary.to_dict()["health"] == "ok"
+        assert summary.chunks_in_milvus == summary.chunks_in_docstore == len(stored.chunks)
+        restored = engine.docstore.chunks_of(stored.collection, stored.doc_id)
+        assert {c.node_id: c.to_dict() for c in restored} == stored.chunks
+        assert engine.vectors.ids_of(stored.collection, stored.doc_id) == sorted(stored.chunks)
+        sentences = engine.docstore.get_sentence_vectors(stored.collection, list(stored.chunks))
+        for chunk_id, matrix in stored.sentences.items():
+            np.testing.assert_allclose(sentences[chunk_id], matrix, atol=2e-3)
+        answer = engine.query("Which parser was chosen?", stored.collection)
+        assert answer.sources
+    finally:
+        engine.close()
+    return "\n".join(r.getMessage() for r in caplog.records if "split-brain" in r.getMessage())
+
+
+def test_dropped_milvus_rows_are_rebuilt_from_the_docstore(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = Engine(stored.settings, embedder=embedder)
+    engine.vectors.drop_collection(stored.collection)  # type: ignore[attr-defined]
+    engine.close()
+    log = reopen_and_check(stored, embedder, caplog)
+    assert f"restored {len(stored.chunks)} Milvus rows from the docstore" in log
+    assert "embedded the sentences" not in log  # nothing re-embedded but table contexts
+
+
+def test_dropped_docstore_records_are_rebuilt_from_the_parse_cache(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    drop_records(stored, "documents", "chunks")
+    log = reopen_and_check(stored, embedder, caplog)
+    assert f"restored {len(stored.chunks)} docstore chunks from the parse cache" in log
+    assert "restored the document record" in log
+    assert "Milvus rows" not in log  # the surviving vectors were kept, not rebuilt
+    assert "embedded" not in log  # the sentence vectors survived: nothing embedded again
+
+
+def drop_records(stored: Stored, *tables: str) -> None:
+    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    with docstore._transaction() as conn:
+        for table in tables:
+            conn.execute(
+                f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?",
+                (stored.collection, stored.doc_id),
+            )
+    docstore.close()
+
+
+def test_half_a_document_deleted_on_both_sides_is_restored(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    half = sorted(stored.chunks)[: len(stored.chunks) // 2]
+    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    with docstore._transaction() as conn:
+        conn.executemany(
+            "DELETE FROM chunks WHERE collection = ? AND id = ?",
+            [(stored.collection, chunk_id) for chunk_id in half],
+        )
+    docstore.close()
+    engine = Engine(stored.settings, embedder=embedder)
+    engine.vectors.delete_ids(stored.collection, half)
+    engine.close()
+    log = reopen_and_check(stored, embedder, caplog)
+    assert f"restored {len(half)} docstore chunks from the parse cache" in log
+    assert f"restored {len(half)} Milvus rows from the docstore" in log
+
+
+@pytest.mark.parametrize("docstore_knows_the_collection", [True, False])
+def test_rows_whose_text_cannot_be_restored(
+    stored: Stored,
+    embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+    docstore_knows_the_collection: bool,
+) -> None:
+    """No docstore chunks and no parse cache: the rows go when the docstore holds other documents
+    of the collection (a loss), and are kept when it holds none (likely the wrong docstore)."""
+    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    docstore.delete_document(stored.collection, stored.doc_id)
+    if docstore_knows_the_collection:
+        other = DocumentRecord("other", "other.pdf", stored.collection, 1, "pymupdf", "pending")
+        docstore.put_document(other)
+    docstore.close()
+    for cached in stored.settings.parse_cache_dir.glob("*.json"):
+        cached.unlink()
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        with caplog.at_level(logging.WARNING, logger="citerag.ingest.repair"):
+            assert engine.list_documents([stored.collection]) == []
+        left = engine.vectors.count(stored.collection)
+    finally:
+        engine.close()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    if docstore_knows_the_collection:
+        assert left == 0 and "ingest it again" in errors[0]
+    else:
+        assert left == len(stored.chunks) and "rows are kept" in errors[0]
+        assert "MONGODB_URI" in errors[0]
+
+
+def test_a_delete_cut_short_is_finished_not_undone(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Milvus rows and the record gone, chunks left (MongoDB deletes in several steps): the
+    document was being deleted, so its remains go; nothing is restored."""
+    engine = Engine(stored.settings, embedder=embedder)
+    engine.vectors.delete_document(stored.collection, stored.doc_id)
+    engine.close()
+    drop_records(stored, "documents")
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        with caplog.at_level(logging.WARNING, logger="citerag.ingest.repair"):
+            assert engine.list_documents([stored.collection]) == []
+        assert engine.docstore.chunk_stats(stored.collection) == {}
+        assert engine.vectors.count(stored.collection) == 0
+    finally:
+        engine.close()
+    assert "left by a delete that was cut short" in caplog.text
