@@ -112,7 +112,8 @@ def run(engine: Engine, args: argparse.Namespace) -> str:
     systems: list[Any] = project_variants(engine, VARIANTS)
     suite = build_stock_suite(PDFS, engine.embed_model)
     systems += suite.baselines
-    sections, plot_data = [], {}
+    sections: list[str] = []
+    plot_data: dict[str, dict[str, Any]] = {}
     for set_name, path in QUESTION_SETS.items():
         questions = json.loads(path.read_text(encoding="utf-8"))
         scores = {s.name: [_page_score(s, q) for q in questions] for s in systems}
@@ -159,26 +160,31 @@ def _paul_graham(systems: Sequence[Any]) -> dict[str, QualityReport]:
     return results
 
 
-REPEATS = 3  # each question is timed this often and its fastest run kept
+REPEATS = 3  # each question is timed this often per system and its fastest run kept
+Call = Callable[[str], object]
 
 
-def _timed(call: Callable[[str], object], questions: Sequence[str]) -> list[float]:
-    """Milliseconds per question: the fastest of REPEATS warm runs, so that other work on a
-    shared machine inflates the figures less (the load average is reported beside them)."""
-    call(questions[0])  # warm: models loaded, indexes in memory
-    timings = []
+def _timed(calls: dict[str, Call], questions: Sequence[str]) -> dict[str, list[float]]:
+    """Milliseconds per question and system: the fastest of REPEATS warm runs. The systems
+    take turns on each question, so a burst of other work on a shared machine falls on all of
+    them alike (the load average is reported beside the figures)."""
+    for call in calls.values():
+        call(questions[0])  # warm: models loaded, indexes in memory
+    timings: dict[str, list[float]] = {name: [] for name in calls}
     for question in questions:
-        runs = []
+        runs: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(REPEATS):
-            started = time.perf_counter()
-            call(question)
-            runs.append((time.perf_counter() - started) * 1000)
-        timings.append(min(runs))
+            for name, call in calls.items():
+                started = time.perf_counter()
+                call(question)
+                runs[name].append((time.perf_counter() - started) * 1000)
+        for name in calls:
+            timings[name].append(min(runs[name]))
     return timings
 
 
 def _latency(engine: Engine, suite: Any) -> str:
-    from benchmarks.big_collection import build_big_collection
+    from benchmarks.big_collection import build_big_collection, drop_collection
     from benchmarks.stock_big import stock_dense_over
 
     msft = "MICROSOFT_2021_10K.pdf"
@@ -189,40 +195,42 @@ def _latency(engine: Engine, suite: Any) -> str:
         if q["document"] == msft
     ]
     collection = collection_for(msft)
-    rows = {
-        "Microsoft 10-K: project retrieve (hybrid + page evidence + rerank step)": _timed(
-            lambda q: engine.retrieve(q, collection, TOP_K), questions
-        ),
-        "Microsoft 10-K: project full query (+ highlights + extractive answer)": _timed(
-            lambda q: engine.query(q, collection, TOP_K), questions
-        ),
-        "Microsoft 10-K: stock dense retrieve": _timed(
-            lambda q: suite.dense.retrieve(q, msft, TOP_K), questions
-        ),
-        "Microsoft 10-K: stock hybrid retrieve": _timed(
-            lambda q: suite.hybrid.retrieve(q, msft, TOP_K), questions
-        ),
-    }
+    rows = _timed(
+        {
+            "Microsoft 10-K: project retrieve (hybrid + page evidence + rerank step)": (
+                lambda q: engine.retrieve(q, collection, TOP_K)
+            ),
+            "Microsoft 10-K: project full query (sub-questions, highlights, extractive answer)": (
+                lambda q: engine.query(q, collection, TOP_K)
+            ),
+            "Microsoft 10-K: stock dense retrieve": (
+                lambda q: suite.dense.retrieve(q, msft, TOP_K)
+            ),
+            "Microsoft 10-K: stock hybrid retrieve": (
+                lambda q: suite.hybrid.retrieve(q, msft, TOP_K)
+            ),
+        },
+        questions,
+    )
     sources = [collection_for(p.name) for p in PDFS]
     started = time.perf_counter()
     big_vectors = build_big_collection(engine, sources, "big")
     chunks = len(big_vectors)
     print(f"big collection: {chunks} chunks in {time.perf_counter() - started:.0f} s")
     stock = stock_dense_over(engine, "big", engine.embed_model, big_vectors)
-    rows[f"{chunks:,} chunks: project retrieve"] = _timed(
-        lambda q: engine.retrieve(q, "big", TOP_K), questions
+    rows |= _timed(
+        {
+            f"{chunks:,} chunks: project retrieve": lambda q: engine.retrieve(q, "big", TOP_K),
+            f"{chunks:,} chunks: project full query": lambda q: engine.query(q, "big", TOP_K),
+            f"{chunks:,} chunks: stock dense retrieve (same chunks)": stock.retrieve,
+        },
+        questions,
     )
-    rows[f"{chunks:,} chunks: project full query"] = _timed(
-        lambda q: engine.query(q, "big", TOP_K), questions
-    )
-    rows[f"{chunks:,} chunks: stock dense retrieve (same chunks)"] = _timed(
-        lambda q: stock.retrieve(q), questions
-    )
-    for document in engine.list_documents(["big"]):
-        engine.delete(document.name, "big")
+    drop_collection(engine, "big")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
-        f"Each question timed {REPEATS} times, fastest kept; p50/p95 over the questions. "
+        f"Each question timed {REPEATS} times per system, the systems taking turns, fastest "
+        "kept; p50/p95 over the questions. "
         f"Load average when measured (1, 5, 15 min): {load} on {os.cpu_count()} cores.",
         "",
         "| what | n | p50 ms | p95 ms | max ms |",

@@ -8,6 +8,7 @@ interfaces (docstore, vector index, keyword index), exactly as ingestion writes 
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
 from collections.abc import Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.engine import Engine
-from citerag.ingest.pipeline import PREVIEW_CHARS
+from citerag.ingest.vectors import PREVIEW_CHARS
 from citerag.nodes import (
     DOC_ID,
     DOC_NAME,
@@ -48,6 +49,16 @@ def build_big_collection(
             )
     rebuild_bm25(engine.docstore.ready_chunks(target), engine.bm25_dir(target))
     return written
+
+
+def drop_collection(engine: Engine, target: str) -> None:
+    """Remove every document of `target` from both stores and its keyword indexes, at once
+    (deleting document by document would rebuild the keyword index each time)."""
+    for record in engine.docstore.list_documents(target, include_pending=True):
+        engine.vectors.delete_document(target, record.doc_id)
+        engine.docstore.delete_document(target, record.doc_id)
+    for folder in (engine.bm25_dir(target), engine.bm25_dir(target).with_name(f"{target}.pages")):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _chunk_vectors(engine: Engine, nodes: Sequence[TextNode]) -> np.ndarray:
