@@ -99,16 +99,18 @@ class Engine:
         self.embedder = embedder or Embedder(settings.embedding_model)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
+        enricher = build_enricher(settings, schema)
         self._ingestor = Ingestor(
+            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir, enricher
+        )
+        self._repairer = SplitBrainRepairer(
             settings,
             self.docstore,
             self.vectors,
             self.embedder,
             self.bm25_dir,
-            build_enricher(settings, schema),
-        )
-        self._repairer = SplitBrainRepairer(
-            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir, ingest_key
+            ingest_key,
+            enricher,
         )
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}

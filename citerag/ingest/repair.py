@@ -8,8 +8,8 @@ and repaired from the side that survived:
 - rows missing in Milvus: rebuilt from the docstore's sentence vectors (only table contexts are
   embedded again); rows of chunks the document no longer has are deleted;
 - chunks or the record missing in the docstore: the document is parsed again from the parse
-  cache (the same chunks, ids and offsets), relinked to its stored section tree, and only the
-  lost chunks' sentences are embedded;
+  cache (the same chunks, ids and offsets, enriched again), relinked to its stored section tree,
+  and only the lost chunks' sentences are embedded;
 - a document nothing can restore (Milvus rows alone, no parse cache): its rows are removed and
   the log says to ingest it again.
 
@@ -28,6 +28,7 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.step import Enricher
 from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
 from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
 from citerag.parse.cache import load_cached
@@ -64,8 +65,10 @@ class SplitBrainRepairer:
         embedder: Embedder,
         bm25_dir: Callable[[str], Path],
         ingest_key: KeyOf,
+        enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
+        self._enricher = enricher or Enricher("none")
         self._docstore = docstore
         self._vectors = vectors
         self._embedder = embedder
@@ -174,6 +177,7 @@ class SplitBrainRepairer:
             return None, None
         settings = self._settings
         chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_overlap)
+        self._enricher.enrich(chunks)  # the same metadata ingest gave them
         tree = self._docstore.get_tree(collection, doc_id)
         if tree is not None:
             relink_to_tree(DocumentTree.from_record(tree), chunks)
