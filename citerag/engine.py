@@ -171,7 +171,7 @@ class Engine:
         filters: MetadataFilters | None = None,
     ) -> CitedQueryEngine:
         """A LlamaIndex query engine over one collection (its `Response` keeps the sources)."""
-        state = self._non_empty_state(collection)
+        state = self.searchable_state(collection)
         return self.factory.query_engine(state, top_k=top_k, filters=filters)
 
     def subquestion_engine(
@@ -183,7 +183,7 @@ class Engine:
     ) -> CitedSubQuestionEngine:
         """The sub-question engine over one collection: facts, pages, summary, sections.
         `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
-        state = self._non_empty_state(collection)
+        state = self.searchable_state(collection)
         context = ToolContext(
             self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
         )
@@ -219,14 +219,16 @@ class Engine:
         filters: MetadataFilters | None = None,
     ) -> list[NodeWithScore]:
         """The reranked nodes a question's answer would cite, without highlights or answer."""
-        state = self._non_empty_state(collection)
+        state = self.searchable_state(collection)
         factory = self.factory
         query = QueryBundle(question)
         nodes = factory.retriever(state, filters).retrieve(query)
         reranker = factory.postprocessors(collection, top_k)[0]
         return reranker.postprocess_nodes(nodes, query_bundle=query)
 
-    def _non_empty_state(self, collection: str) -> CollectionState:
+    def searchable_state(self, collection: str) -> CollectionState:
+        """The collection's loaded state for answering questions; an InputError that says how
+        to add a document when the name is invalid or the collection holds none."""
         check_collection_name(collection)
         state = self.collection_state(collection)
         if state.is_empty:

@@ -4,11 +4,15 @@ the fixed pipeline, and the LLM node selection against a loopback OpenAI-compati
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from fake_openai_server import ScriptedReply, running_server
 from helpers import DEMO_PDF, PROJECT_DIR
+from llama_index.core.schema import TextNode
 
 from citerag.answer.llm import LLMAnswerer
 from citerag.errors import RagError
@@ -20,8 +24,13 @@ from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering, split_part_prefix
 from citerag.tree.pipeline import NO_FILES, FileHits, run_pipeline
 from citerag.tree.schema import schema_errors, tree_errors
-from citerag.tree.search import fill_selection, llm_selection, offline_ranking, parse_selection
-from citerag.tree.service import _chat
+from citerag.tree.search import (
+    Chat,
+    fill_selection,
+    llm_selection,
+    offline_ranking,
+    parse_selection,
+)
 
 OUTLINES = PROJECT_DIR / "test" / "data" / "outlines"
 
@@ -80,6 +89,23 @@ def test_demo_tree_matches_its_labelled_outline() -> None:
     assert tree.parent_of(rank_fusion.node_id).title == "3 Retrieval"  # type: ignore[union-attr]
     assert "reciprocal rank fusion" in rank_fusion.text
     assert rank_fusion.summary and tree_errors(tree.to_pageindex(with_text=True)) == []
+
+
+def words(texts: Iterable[str]) -> Counter[str]:
+    return Counter(word for text in texts for word in re.findall(r"\w+", text))
+
+
+def test_title_above_the_first_heading_is_a_preamble_node_and_no_word_is_lost() -> None:
+    parsed = PyMuPDFParser().parse(DEMO_PDF, "demo")
+    chunks = [TextNode(text="CiteRAG: Cited", metadata={"page": 1}, start_char_idx=0)]
+    tree = build_tree(DEMO_PDF, parsed, chunks)
+    preamble = tree.structure[0]
+    assert (preamble.node_id, preamble.start_index, preamble.end_index) == ("0000", 1, 1)
+    assert preamble.title == "CiteRAG: Cited Answers from PDF Documents"
+    assert "A technical note on the retrieval engine" in preamble.text
+    assert words(node.text for node in tree.walk()) == words(page.text for page in parsed.pages)
+    assert chunks[0].metadata["tree_node"] == "0000"  # page 1's chunk starts in the preamble
+    assert score_tree(tree, load_outline(OUTLINES / "citerag_demo.json")).precision == 1.0
 
 
 def test_offline_ranking_uses_chunk_scores_and_titles() -> None:
@@ -156,9 +182,11 @@ def test_pipeline_without_files_and_with_broken_trees() -> None:
         run_pipeline("cash?", _files(), broken)
 
 
-def _llm_chat(base_url: str):  # noqa: ANN202 - the service's chat function
+def _llm_chat(base_url: str) -> Chat:
     settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=base_url)
-    return _chat(LLMAnswerer.from_settings(settings))
+    answerer = LLMAnswerer.from_settings(settings)
+    assert answerer is not None
+    return answerer.chat
 
 
 def test_llm_selection_good_json() -> None:

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from helpers import PROJECT_DIR, shared_eval_file
+from test_tree import words
 
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.tree.build import build_tree
@@ -38,4 +39,7 @@ def test_heading_precision_and_recall(folder: str, pdf: str, minimum: float) -> 
     assert score.recall >= minimum, score.missed_labels
     assert score.span_accuracy >= minimum
     assert tree_errors(tree.to_pageindex(with_text=True)) == []
+    assert words(n.text for n in tree.walk()) == words(p.text for p in parsed.pages)  # none lost
+    for node in tree.walk():  # a node's text lies on its pages, so the pages it cites do
+        assert all(node.start_index <= pg <= node.end_index for pg, _ in node.page_starts), node
     assert tree_seconds <= 0.05 * parse_seconds + 0.5  # a small share of ingest (parse alone)

@@ -40,6 +40,11 @@ DEFAULT_ENDPOINTS = {
     "ollama": "http://localhost:11434",
 }
 LOCAL_SERVER_KEY = "not-needed"  # OpenAI-compatible local servers ignore the key
+_ROLES = {
+    "system": MessageRole.SYSTEM,
+    "user": MessageRole.USER,
+    "assistant": MessageRole.ASSISTANT,
+}
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,13 @@ class LLMAnswerer:
                 "model's logs."
             )
         return LLMResult(text=text, model=self._model, tokens_used=tokens_used(response))
+
+    def chat(self, messages: Sequence[tuple[str, str]]) -> str:
+        """The model's reply text to `(role, content)` messages (roles "system", "user",
+        "assistant"), for callers that need a plain conversation (tree search, summaries).
+        Provider errors become the project's one-sentence errors."""
+        chat_messages = [ChatMessage(role=_ROLES[role], content=text) for role, text in messages]
+        return str(self._chat(chat_messages).message.content or "")
 
     def _chat(self, messages: list[ChatMessage]) -> ChatResponse:
         try:

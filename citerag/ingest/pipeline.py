@@ -36,7 +36,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
-from citerag.tree.ingest import build_tree_logged
+from citerag.tree.ingest import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class Ingestor:
         step("enrich")
         self._enricher.enrich(chunks)
         step("tree")
-        tree = build_tree_logged(path, parsed, chunks)
+        tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
         sentences = sentence_vectors(self._embedder, chunks)
         vectors = chunk_vectors(self._embedder, chunks, sentences)

@@ -10,6 +10,7 @@ relationship), and each node lists its chunks.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from citerag.nodes import page_of, start_of
 from citerag.tree.headings import Heading, detect_headings
 from citerag.tree.layout import read_outline, read_runs
 from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.split import split_long_nodes
 from citerag.tree.text import Cut, at_page_top, extractive_summary, heading_offset, text_between
 from citerag.types import ParsedDocument
 
@@ -27,7 +29,8 @@ log = logging.getLogger(__name__)
 TREE_NODE = "tree_node"  # chunk metadata: the node_id of the section the chunk starts in
 OUTLINE_MATCH_SHARE = 0.6  # share of outline titles found on their pages for it to be trusted
 MAX_TITLE_CHARS = 80
-PREFACE_LEVEL = 0  # the pages before the first heading: a node, not a heading
+PREFACE_LEVEL = 0  # the text before the first heading: a node, not a heading
+_WORDS = re.compile(r"\w")
 
 
 @dataclass
@@ -35,6 +38,7 @@ class _Placed:
     heading: Heading
     cut: Cut  # where the heading starts in the page text
     node: TreeNode
+    at_top: bool  # nothing but a little text above it on its page
 
 
 def tree_section_id(doc_id: str, node_id: str) -> str:
@@ -45,16 +49,20 @@ def tree_section_id(doc_id: str, node_id: str) -> str:
 def build_tree(path: Path, parsed: ParsedDocument, chunks: Sequence[TextNode] = ()) -> DocumentTree:
     headings, source, cover_title = find_headings(path, parsed)
     placed = _place(headings, parsed)
-    structure = _nest(placed, parsed, cover_title)
-    tree = DocumentTree(parsed.name, parsed.doc_id, structure, source)
-    _number(tree)
     _fill_text(placed, parsed)
-    if structure and (not placed or structure[0] is not placed[0].node):
-        end = placed[0].cut if placed else None
-        structure[0].text, structure[0].page_starts = text_between(parsed, Cut(1, 0), end)
+    structure = _nest(placed, len(parsed.pages))
+    preface = _preface(placed, parsed, cover_title)
+    if preface is not None:
+        structure.insert(0, preface)
+    tree = DocumentTree(parsed.name, parsed.doc_id, structure, source)
+    owners = [(item.cut, item.node) for item in placed]
+    if preface is not None:
+        owners.insert(0, (Cut(1, 0), preface))
+    owners += split_long_nodes(tree)
+    _number(tree)
     for node in tree.walk():
         node.summary = extractive_summary(node.title, node.text) or _children_summary(node)
-    link_chunks(tree, placed, chunks)
+    link_chunks(tree, owners, chunks)
     return tree
 
 
@@ -96,7 +104,10 @@ def _place(headings: list[Heading], parsed: ParsedDocument) -> list[_Placed]:
         if placed and (cut.page, cut.offset) < (placed[-1].cut.page, placed[-1].cut.offset):
             cut = placed[-1].cut  # keep reading order when a title is found earlier on its page
         node = TreeNode("", _short(heading.title), heading.page, heading.page, heading.level)
-        placed.append(_Placed(heading, cut, node))
+        at_top = at_page_top(parsed.pages[cut.page - 1].text, cut.offset)
+        if at_top and (not placed or placed[-1].cut.page < cut.page):
+            cut = Cut(cut.page, 0)  # a page header above it opens its page, as its span does
+        placed.append(_Placed(heading, cut, node, at_top))
     return placed
 
 
@@ -105,33 +116,40 @@ def _short(title: str) -> str:
     return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
 
 
-def _nest(placed: list[_Placed], parsed: ParsedDocument, cover_title: str) -> list[TreeNode]:
-    """Nodes nested by level, each ending where the next node of its level or above begins; a
-    preface node holds the pages before the first heading."""
-    last_page = len(parsed.pages)
+def _nest(placed: list[_Placed], last_page: int) -> list[TreeNode]:
+    """Nodes nested by level, each ending where the next node of its level or above begins."""
     roots: list[TreeNode] = []
     stack: list[TreeNode] = []
     for index, item in enumerate(placed):
-        item.node.end_index = _end_page(placed, index, parsed, last_page)
+        item.node.end_index = _end_page(placed, index, last_page)
         while stack and stack[-1].level >= item.node.level:
             stack.pop()
         (stack[-1].nodes if stack else roots).append(item.node)
         stack.append(item.node)
-    first_page = placed[0].cut.page if placed else last_page + 1
-    if first_page > 1 or not placed:
-        end = max(1, first_page - 1) if placed else last_page
-        level = PREFACE_LEVEL if placed else 1  # no heading at all: the title heads it all
-        roots.insert(0, TreeNode("", cover_title, 1, end, level))
     return roots
 
 
-def _end_page(placed: list[_Placed], index: int, parsed: ParsedDocument, last_page: int) -> int:
+def _preface(placed: list[_Placed], parsed: ParsedDocument, cover_title: str) -> TreeNode | None:
+    """The text before the first heading (a cover page, or a title line above the first
+    heading on page 1) as a node of its own, titled by the cover; with no heading at all, the
+    whole document under its title. None when nothing but blanks precedes the first heading."""
+    first = placed[0].cut if placed else None
+    text, page_starts = text_between(parsed, Cut(1, 0), first)
+    if not _WORDS.search(text):
+        return None
+    if first is None:
+        end, level = len(parsed.pages), 1
+    else:
+        end, level = max(page_starts[-1][0], first.page - 1, 1), PREFACE_LEVEL
+    return TreeNode("", cover_title, 1, end, level, text=text, page_starts=page_starts)
+
+
+def _end_page(placed: list[_Placed], index: int, last_page: int) -> int:
     level = placed[index].node.level
     start = placed[index].cut.page
     for later in placed[index + 1 :]:
         if later.node.level <= level:
-            page_text = parsed.pages[later.cut.page - 1].text
-            end = later.cut.page - 1 if at_page_top(page_text, later.cut.offset) else later.cut.page
+            end = later.cut.page - 1 if later.at_top else later.cut.page
             return max(start, end)
     return last_page
 
@@ -163,26 +181,29 @@ def _children_summary(node: TreeNode) -> str:
     return f"Sections: {'; '.join(titles)}." if titles else ""
 
 
-def link_chunks(tree: DocumentTree, placed: list[_Placed], chunks: Sequence[TextNode]) -> None:
-    """Each chunk to the section its first character is in (the preface before any heading)."""
-    cuts = [(item.cut.page, item.cut.offset) for item in placed]
-    preface = tree.structure[0] if tree.structure and not placed[:1] else None
-    if placed and placed[0].cut.page > 1:
-        preface = tree.structure[0]
+def link_chunks(
+    tree: DocumentTree, owners: Sequence[tuple[Cut, TreeNode]], chunks: Sequence[TextNode]
+) -> None:
+    """Each chunk to the node whose text its first character is in; `owners` are the nodes
+    with where their text starts."""
+    ordered = sorted(owners, key=lambda owner: (owner[0].page, owner[0].offset))
     for chunk in chunks:
         position = (page_of(chunk), start_of(chunk))
-        owner = preface
-        for cut, item in zip(cuts, placed, strict=True):
-            if cut > position:
+        owner = ordered[0][1] if ordered else None
+        for cut, node in ordered:
+            if (cut.page, cut.offset) > position:
                 break
-            owner = item.node
-        if owner is None:
-            owner = placed[0].node
-        owner.chunk_ids.append(chunk.node_id)
-        chunk.metadata[TREE_NODE] = owner.node_id
-        for keys in (chunk.excluded_embed_metadata_keys, chunk.excluded_llm_metadata_keys):
-            if TREE_NODE not in keys:
-                keys.append(TREE_NODE)
-        chunk.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
-            node_id=tree_section_id(tree.doc_id, owner.node_id), metadata={"title": owner.title}
-        )
+            owner = node
+        if owner is not None:
+            _link(tree, owner, chunk)
+
+
+def _link(tree: DocumentTree, owner: TreeNode, chunk: TextNode) -> None:
+    owner.chunk_ids.append(chunk.node_id)
+    chunk.metadata[TREE_NODE] = owner.node_id
+    for keys in (chunk.excluded_embed_metadata_keys, chunk.excluded_llm_metadata_keys):
+        if TREE_NODE not in keys:
+            keys.append(TREE_NODE)
+    chunk.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
+        node_id=tree_section_id(tree.doc_id, owner.node_id), metadata={"title": owner.title}
+    )

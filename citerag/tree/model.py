@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_NODE_CHARS = 6000  # the most of a node's text a source shows (longer nodes are split)
+
 
 @dataclass
 class TreeNode:

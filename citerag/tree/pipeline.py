@@ -21,13 +21,12 @@ from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.answer.highlights import select_highlights
 from citerag.errors import RagError
-from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import Chat, Selection, fill_selection, llm_selection, offline_ranking
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
-MAX_NODE_CHARS = 6000
 
 
 @dataclass
@@ -63,6 +62,7 @@ class FileHits:
     doc_id: str
     name: str
     chunk_scores: dict[str, float]
+    relevant: bool = True  # False: its chunks share no term with the question
 
     @property
     def score(self) -> float:
@@ -70,7 +70,7 @@ class FileHits:
 
 
 def rank_files(hits: Sequence[FileHits], top_k_files: int) -> list[FileHits]:
-    ranked = sorted((h for h in hits if h.chunk_scores), key=lambda h: -h.score)
+    ranked = sorted((h for h in hits if h.chunk_scores and h.relevant), key=lambda h: -h.score)
     return ranked[:top_k_files]
 
 
@@ -87,7 +87,8 @@ def run_pipeline(
     started = time.perf_counter()
     history: list[dict[str, Any]] = []
     chosen = rank_files(files, top_k_files)
-    history.append({"step": "file_search", "files": [[f.name, round(f.score, 4)] for f in files]})
+    found = [[f.name, round(f.score, 4), f.relevant] for f in files]
+    history.append({"step": "file_search", "files": found})
     history.append({"step": "files_selected", "files": [f.name for f in chosen]})
     if not chosen:
         return AnswerResult(NO_FILES, [], _metadata(started, history, "", 0))
@@ -143,18 +144,60 @@ def _selection_entry(tree: DocumentTree, selection: Selection) -> dict[str, Any]
     }
 
 
-def node_content(node: TreeNode) -> str:
-    text = node.text.strip() or node.full_text()
-    return (text or node.summary or node.title)[:MAX_NODE_CHARS]
+@dataclass(frozen=True)
+class NodeContent:
+    """The text a source shows for a node, and where each of its pages starts in that text."""
+
+    text: str
+    page_starts: list[tuple[int, int]]  # (page, offset in text), in reading order
+
+    def page_at(self, offset: int, default: int) -> int:
+        """The page of the character at `offset` (`default` when no page start is known)."""
+        page = default
+        for number, start in self.page_starts:
+            if start <= offset:
+                page = number
+        return page
+
+    def pages(self) -> list[int]:
+        return list(dict.fromkeys(page for page, _ in self.page_starts))
 
 
-def page_at(node: TreeNode, offset: int) -> int:
-    """The page of a character of the node's own text."""
-    page = node.start_index
-    for number, start in node.page_starts:
-        if start <= offset:
-            page = number
-    return page
+def node_content(node: TreeNode) -> NodeContent:
+    """The node's own text, or its descendants' when it has none of its own (a part heading
+    alone on its page), cut at MAX_NODE_CHARS, with page starts that match the cut text."""
+    own = node.text.strip()
+    pieces = [(node.text, node.page_starts)] if own else _descendant_pieces(node)
+    text, starts = _joined(pieces)
+    if not text:
+        return NodeContent((node.summary or node.title)[:MAX_NODE_CHARS], [])
+    text = text[:MAX_NODE_CHARS]
+    return NodeContent(text, [(page, at) for page, at in starts if at < len(text)])
+
+
+def _descendant_pieces(node: TreeNode) -> list[tuple[str, list[tuple[int, int]]]]:
+    return [(n.text, n.page_starts) for n in node.walk()]
+
+
+def _joined(
+    pieces: Sequence[tuple[str, list[tuple[int, int]]]],
+) -> tuple[str, list[tuple[int, int]]]:
+    """Stripped texts joined by blank lines, their page starts shifted to match."""
+    parts: list[str] = []
+    starts: list[tuple[int, int]] = []
+    cursor = 0
+    for text, page_starts in pieces:
+        body = text.strip()
+        if not body:
+            continue
+        lead = len(text) - len(text.lstrip())
+        cursor += 2 if parts else 0
+        starts += [
+            (p, cursor + max(0, at - lead)) for p, at in page_starts if at - lead < len(body)
+        ]
+        parts.append(body)
+        cursor += len(body)
+    return "\n\n".join(parts), starts
 
 
 def _sources(
@@ -166,16 +209,17 @@ def _sources(
         if node is None:
             continue
         content = node_content(node)
-        picked = select_highlights(question, content, [], None, None, k=3)
+        picked = select_highlights(question, content.text, [], None, None, k=3)
         highlights = [p.highlight for p in picked]
-        page = page_at(node, highlights[0].startOffset) if highlights else node.start_index
+        first = highlights[0].startOffset if highlights else 0
+        page = content.page_at(first, node.start_index)
         sources.append(
             TreeSource(
                 id=f"{tree.doc_id[:16]}-tree-{node.node_id}",
                 document_name=tree.doc_name,
                 page_number=page,
                 title=node.title,
-                content=content,
+                content=content.text,
                 score=max((p.score for p in picked), default=0.0) + 1.0 / math.sqrt(rank + 1),
                 citation_number=start + len(sources),
                 highlights=highlights,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.schema import QueryBundle
 
 from citerag.answer.contract import AnswerResult
@@ -14,7 +13,6 @@ from citerag.query.engine import checked_question
 from citerag.tree.model import DocumentTree
 from citerag.tree.pipeline import TOP_K_FILES, FileHits, run_pipeline
 from citerag.tree.schema import tree_errors
-from citerag.tree.search import Chat
 
 NO_TREE = "This document has no section tree stored; ingest it again to build one."
 
@@ -53,19 +51,14 @@ def tree_answer(
 ) -> AnswerResult:
     """Seed 003's pipeline over a collection: files ranked by the hybrid retriever's chunks."""
     question = checked_question(question)
-    state = engine._non_empty_state(collection)
-    retrieved = engine.factory.retriever(state).retrieve(QueryBundle(question))
-    files: dict[str, FileHits] = {}
-    for scored in retrieved:
-        doc_id = doc_id_of(scored.node)
-        hits = files.setdefault(doc_id, FileHits(doc_id, doc_name_of(scored.node), {}))
-        hits.chunk_scores[scored.node.node_id] = float(scored.score or 0.0)
+    state = engine.searchable_state(collection)
     factory = engine.factory
-    chat = _chat(factory.answerer)
-    answer = factory.answerer.answer if factory.answerer is not None else None
+    answerer = factory.answerer
+    chat = answerer.chat if answerer is not None else None
+    answer = answerer.answer if answerer is not None else None
     return run_pipeline(
         question,
-        list(files.values()),
+        file_hits(engine, state, question),
         lambda doc_id: load_tree(engine, collection, doc_id),
         chat=chat,
         answer=answer,
@@ -73,15 +66,16 @@ def tree_answer(
     )
 
 
-def _chat(answerer: Any) -> Chat | None:
-    """The configured LLM as a plain chat function (None without an LLM)."""
-    if answerer is None:
-        return None
-
-    def chat(messages: list[tuple[str, str]]) -> str:
-        roles = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
-        chat_messages = [ChatMessage(role=roles[r], content=c) for r, c in messages]
-        response = answerer._chat(chat_messages)
-        return str(response.message.content or "")
-
-    return chat
+def file_hits(engine: Any, state: Any, question: str) -> list[FileHits]:
+    """Each file's fused chunk scores; a file is relevant when one of its chunks shares a
+    term with the question (a keyword hit), not only a nearest neighbour by meaning."""
+    ranking = engine.factory.retriever(state).rank(QueryBundle(question))
+    keyword_hits = set(ranking.keyword)
+    scores = dict(ranking.fused)
+    files: dict[str, FileHits] = {}
+    for chunk in engine.docstore.get_chunks(state.name, list(scores)):
+        doc_id = doc_id_of(chunk)
+        hits = files.setdefault(doc_id, FileHits(doc_id, doc_name_of(chunk), {}, relevant=False))
+        hits.chunk_scores[chunk.node_id] = float(scores[chunk.node_id])
+        hits.relevant = hits.relevant or chunk.node_id in keyword_hits
+    return list(files.values())

@@ -80,8 +80,8 @@ def extractive_summary(title: str, text: str) -> str:
     """The first sentences of the section's own text (its title left out)."""
     body = text
     span = heading_span(text[: len(title) + 80], title)
-    if span is not None and span[0] < 5:
-        body = text[span[1] :]
+    if span is not None and at_page_top(text, span[0]):
+        body = text[span[1] :]  # the title, and a page header above it
     sentences = [body[a:b].strip() for a, b in sentence_spans(body, 0, len(body))]
     chosen: list[str] = []
     for sentence in sentences:
