@@ -10,7 +10,6 @@ tells which planner produced the last plan.
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 from pydantic import ValidationError
 
+from citerag.answer.json_repair import loads_repaired
 from citerag.answer.llm import tokens_used
 from citerag.plan.offline import FACTS, PAGES, SECTIONS, SUMMARY, plan_offline
 
@@ -189,23 +189,3 @@ def tool_for(name: str, names: Sequence[str]) -> str | None:
         return TOOL_ALIASES[key]
     close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.75)
     return close[0] if close else None
-
-
-def loads_repaired(reply: str) -> Any:
-    """JSON from an LLM reply: code fences, prose around it, trailing commas, single quotes."""
-    text = re.sub(r"```(?:json)?", "", reply).strip()
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        return None
-    start = min(starts)
-    end = max(text.rfind("}"), text.rfind("]"))
-    if end <= start:
-        return None
-    body = text[start : end + 1]
-    for candidate in (body, re.sub(r",\s*([}\]])", r"\1", body)):
-        for variant in (candidate, candidate.replace("'", '"')):
-            try:
-                return json.loads(variant)
-            except json.JSONDecodeError:
-                continue
-    return None

@@ -9,7 +9,6 @@ again once; ids the tree does not have are dropped. Either way exactly `k` nodes
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -17,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citerag.answer.json_repair import loads_repaired
 from citerag.tree.model import DocumentTree, TreeNode
 
 NODES_PER_FILE = 5
@@ -136,7 +136,7 @@ def llm_selection(
 
 def parse_selection(reply: str) -> tuple[str, list[str]] | None:
     """(thinking, node ids) from a reply, repairing the usual breakage; None if hopeless."""
-    data = _loads_repaired(reply)
+    data = loads_repaired(reply)
     if not isinstance(data, dict):
         return None
     listed = data.get("node_list", data.get("selected_node_ids"))
@@ -153,23 +153,6 @@ def _as_id(item: Any) -> str:
     if isinstance(item, str) and item.strip().isdigit():
         return f"{int(item.strip()):04d}"
     return ""
-
-
-def _loads_repaired(reply: str) -> Any:
-    """JSON from a reply: code fences, text around the object, trailing commas and single
-    quotes are tolerated."""
-    text = re.sub(r"```(?:json)?", "", reply).strip()
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    body = text[start : end + 1]
-    for candidate in (body, re.sub(r",\s*([}\]])", r"\1", body)):
-        for variant in (candidate, candidate.replace("'", '"')):
-            try:
-                return json.loads(variant)
-            except json.JSONDecodeError:
-                continue
-    return None
 
 
 def chunk_scores_by_doc(scored: Sequence[tuple[str, str, float]]) -> dict[str, dict[str, float]]:
