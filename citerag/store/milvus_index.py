@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import threading
@@ -19,6 +20,18 @@ from pymilvus import DataType, MilvusClient, MilvusException
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.store.base import PageRange, VectorRow
 from citerag.store.milvus_caps import capabilities
+
+
+class _UnimplementedLiteCall(logging.Filter):
+    """pymilvus 3 asks Milvus Lite's in-process gRPC server for AllocTimestamp when it creates a
+    collection; Lite does not implement it and the call's failure is harmless, but grpc logs it
+    with a traceback that would greet every first ingest."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Method not implemented" not in record.getMessage()
+
+
+logging.getLogger("grpc._server").addFilter(_UnimplementedLiteCall())
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
