@@ -31,10 +31,13 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
         for _ in range(2)
         for text, tokens in [(PLAN, 40), (REPLY, 300)]
     ]
+    # Ingested first without an LLM: with one, ingest would ask it for section summaries and
+    # take the replies scripted for the questions.
+    with running_server(storage) as base:
+        assert upload_and_wait(base, DEMO_PDF, "demo")["status"] == "done"
     with running_llm(replies) as llm:
         env = {"LLM_PROVIDER": "openai_like", "LLM_BASE_URL": llm.base_url, "LLM_MODEL": "scripted"}
         with running_server(storage, **env) as base:
-            assert upload_and_wait(base, DEMO_PDF, "demo")["status"] == "done"
             yield openai.OpenAI(base_url=f"{base}/v1", api_key="not-needed", max_retries=0)
 
 
