@@ -6,8 +6,9 @@ whole text and by how many fused chunks they hold (and, for a question in statem
 words, the document's financial statement pages by BM25); those rankings are fused too, and a
 chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
 question uses filing vocabulary, where the expanded words are precise and embeddings are not.
-A top page with no chunk among the hits contributes its best chunk by keywords. `QueryFusionRetriever` fuses flat lists with a fixed
-k and no weights, so it cannot carry the page level; this class does the same fusion with both.
+A top page with no chunk among the hits contributes its best chunk by keywords.
+`QueryFusionRetriever` fuses flat lists with a fixed k and no weights, so it cannot carry the
+page level; this class does the same fusion with both.
 """
 
 from __future__ import annotations
