@@ -113,7 +113,13 @@ class HybridRetriever(BaseRetriever):
             return None
         return {cid for cid, place in self._state.places.items() if matches(place, self._filters)}
 
-    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+    def _dense(
+        self,
+        query_vector: np.ndarray,
+        allowed: set[str] | None,
+        pushed_ids: Sequence[str] | None = None,
+    ) -> list[str]:
+        """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
         page_range, doc_ids = pushdown(self._filters)
         hits = self._vectors.search(
             self._state.name,
@@ -121,6 +127,7 @@ class HybridRetriever(BaseRetriever):
             self._settings.top_k_each,
             page_range=page_range,
             doc_ids=doc_ids,
+            ids=pushed_ids,
         )[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places

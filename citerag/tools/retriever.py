@@ -11,12 +11,13 @@ search.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from citerag.retrieve.filters import matches, pushdown
+from citerag.retrieve.filters import matches
 from citerag.retrieve.hybrid import HybridRetriever
 
 MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
@@ -40,23 +41,19 @@ class ListFilteredRetriever(HybridRetriever):
         hard = self._matching(self._hard_filters, allowed, "hard")
         return allowed if hard is None else hard
 
-    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+    def _dense(
+        self,
+        query_vector: np.ndarray,
+        allowed: set[str] | None,
+        pushed_ids: Sequence[str] | None = None,
+    ) -> list[str]:
         wanted = self._matching(self._vector_filters, allowed, "vector")
         if wanted is None:
             if allowed is None or self._hard_filters is None:
-                return super()._dense(query_vector, allowed)
+                return super()._dense(query_vector, allowed, pushed_ids)
             wanted = allowed
-        page_range, doc_ids = pushdown(self._filters)
         pushed = sorted(wanted) if len(wanted) <= MAX_PUSHED_IDS else None
-        hits = self._vectors.search(
-            self._state.name,
-            query_vector.reshape(1, -1),
-            self._settings.top_k_each,
-            page_range=page_range,
-            doc_ids=doc_ids,
-            ids=pushed,
-        )[0]
-        return [cid for cid, _ in hits if cid in wanted]
+        return super()._dense(query_vector, wanted, pushed)
 
     def _matching(
         self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
