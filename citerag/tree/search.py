@@ -65,6 +65,11 @@ def selection_view(tree: DocumentTree) -> str:
     return "\n".join(lines)
 
 
+def node_evidence(hits: Sequence[float], chunk_count: int) -> float:
+    """How strongly the retriever points at a node: its best chunk's score."""
+    return max(hits, default=0.0)
+
+
 def offline_ranking(
     tree: DocumentTree, question: str, chunk_scores: Mapping[str, float]
 ) -> list[tuple[str, float]]:
@@ -73,7 +78,7 @@ def offline_ranking(
     scored: list[tuple[str, float]] = []
     for node in tree.walk():
         hits = [chunk_scores[c] for c in node.chunk_ids if c in chunk_scores]
-        evidence = max(hits, default=0.0)
+        evidence = node_evidence(hits, len(node.chunk_ids))
         named = terms(f"{node.title} {node.summary}")
         match = len(wanted & named) / len(wanted) if wanted else 0.0
         scored.append((node.node_id, evidence + TITLE_WEIGHT * match))
