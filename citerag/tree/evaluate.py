@@ -4,7 +4,7 @@ A labelled outline (`test/data/outlines/*.json`) lists headings with level and p
 tree node matches a label when both start on the same page and their titles agree (one's words
 begin the other's, or they share most words); each label matches at most one node. The preface
 node (level 0, the pages before the first heading) is not a heading and is not counted. With
-scope "levels<=2" only nodes of level 1 and 2 are compared (deeper headings were not labelled).
+scope "levels<=N" only nodes of level 1 to N are compared (deeper headings were not labelled).
 """
 
 from __future__ import annotations
@@ -53,9 +53,11 @@ def titles_agree(a: str, b: str) -> bool:
 
 
 def _in_scope(node: TreeNode, scope: str) -> bool:
+    """Scope "all", or "levels<=N": only headings down to level N were labelled."""
     if node.level == 0:
         return False
-    return node.level <= 2 if scope == "levels<=2" else True
+    found = re.fullmatch(r"levels<=(\d+)", scope)
+    return node.level <= int(found.group(1)) if found else True
 
 
 def score_tree(tree: DocumentTree, outline: dict[str, Any]) -> OutlineScore:
