@@ -41,8 +41,14 @@ def _words(title: str) -> list[str]:
     return re.findall(r"\w+", title.casefold())
 
 
+def _cut_words(title: str) -> list[str]:
+    """The title's words; a title cut short ("... PURSU…") without its cut last word."""
+    words = _words(title.rstrip("…"))
+    return words[:-1] if title.endswith("…") and len(words) > 1 else words
+
+
 def titles_agree(a: str, b: str) -> bool:
-    wa, wb = _words(a.rstrip("…")), _words(b.rstrip("…"))
+    wa, wb = _cut_words(a), _cut_words(b)
     if not wa or not wb:
         return False
     shorter, longer = sorted((wa, wb), key=len)
