@@ -14,7 +14,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from citerag.tree.layout import Run, Style, body_style
+from citerag.tree.layout import Run, Style, body_style, in_capitals
 from citerag.tree.levels import Heading, assign_levels
 from citerag.tree.patterns import (
     CONTENTS,
@@ -81,10 +81,7 @@ def is_caps_title(run: Run) -> bool:
     """A title set in capitals: centered, or of three words or more (a lone acronym set flush
     left, "COVID-19", is not)."""
     text = run.text.strip()
-    letters = [ch for ch in text if ch.isalpha()]
-    if len(letters) < 4 or any(ch.islower() for ch in letters):
-        return False
-    return run.centered or len(text.split()) >= 3
+    return in_capitals(text) and (run.centered or len(text.split()) >= 3)
 
 
 def _is_sentence_or_caption(text: str) -> bool:
@@ -275,9 +272,13 @@ def _page_title(label: Run, usable: list[Run], families: set[str], body: Style) 
 
 def _without_running_chapter_heads(headings: list[Heading]) -> list[Heading]:
     """A heading naming a chapter already started ("... CHAPTER 2" atop its later pages) or
-    repeating the title just seen is a running head."""
+    repeating, on TAB_PAGES pages or more, a title already seen is a running head; a title
+    printed on two pages only (two certifications, two audit reports) heads two sections."""
     seen_keys: set[str] = set()
     seen_titles: set[str] = set()
+    pages: defaultdict[str, set[int]] = defaultdict(set)
+    for heading in headings:
+        pages[_same_text(heading.title)].add(heading.page)
     kept: list[Heading] = []
     for heading in headings:
         trailing = re.search(r"\b(chapter|part)\s+(\d+|[ivx]+)\s*$", heading.title, re.I)
@@ -287,7 +288,7 @@ def _without_running_chapter_heads(headings: list[Heading]) -> list[Heading]:
         if found is not None and found.kind in ("part", "chapter"):
             seen_keys.add(found.key)
         title = _same_text(heading.title)
-        if title in seen_titles and not heading.numbered:
+        if title in seen_titles and not heading.numbered and len(pages[title]) >= TAB_PAGES:
             continue
         seen_titles.add(title)
         kept.append(heading)

@@ -1,8 +1,9 @@
 """Styled text runs read from a PDF's text layer: the raw material of heading detection.
 
 A run is a sequence of lines of one PyMuPDF block that share a style (size, weight, slant,
-typeface); pieces of text on one baseline ("1." and its title) are one line, and a
-line that opens with structural numbering starts a run of its own. Running headers and footers
+typeface) and case (a title in capitals and the lower-case line below it are two runs); pieces
+of text on one baseline ("1." and its title) are one line, and a line that opens with
+structural numbering starts a run of its own. Running headers and footers
 (margin lines repeated on many pages, page numbers) are marked.
 """
 
@@ -22,6 +23,7 @@ BOLD_FLAG = 16
 ITALIC_FLAG = 2
 CENTER_TOLERANCE = 0.03  # a line whose middle is this close (share of page width) is centered
 MAX_CENTERED_WIDTH = 0.8  # a line wider than this share of the page is body text, not centered
+MIN_CAPITALS = 4  # letters a text in capitals has at least
 SAME_BASELINE = 1.5  # points between the tops of two pieces of text on one line
 MARGIN_BAND = 0.08  # top/bottom fraction of a page where running headers and footers live
 RUNNING_SHARE = 0.3  # a margin text repeated on this share of pages is a running header
@@ -92,7 +94,12 @@ def _page_runs(page: pymupdf.Page) -> list[Run]:
                 abs((x0 + x1) / 2 - width / 2) <= width * CENTER_TOLERANCE
                 and x1 - x0 <= width * MAX_CENTERED_WIDTH
             )
-            if current is not None and current.style == style and numbering(text) is None:
+            if (
+                current is not None
+                and current.style == style
+                and numbering(text) is None
+                and in_capitals(current.text) == in_capitals(text)
+            ):
                 current.text = f"{current.text} {text}"
                 current.y1, current.lines = y1, current.lines + 1
                 continue
@@ -101,6 +108,12 @@ def _page_runs(page: pymupdf.Page) -> list[Run]:
             current.centered = centered
             runs.append(current)
     return runs
+
+
+def in_capitals(text: str) -> bool:
+    """Set in capitals: a few letters, none lower case ("CONSOLIDATED BALANCE SHEETS")."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return len(letters) >= MIN_CAPITALS and not any(ch.islower() for ch in letters)
 
 
 def _baseline_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
