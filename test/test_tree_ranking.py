@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from test_tree import _tree
 
+from citerag.answer.contract import Source
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.pipeline import FileHits, rank_files, run_pipeline
 from citerag.tree.search import offline_ranking
@@ -38,32 +39,50 @@ def test_a_named_file_still_needs_a_keyword_hit() -> None:
 
 def _long_section_tree() -> DocumentTree:
     """One section over pages 10-12 with a chunk per page, and four small neighbours."""
-    text = "Overview of the year.\n\nRevenue rose.\n\nCash flow from operations was $2 billion."
+    pages = ["Revenue overview for the year.", "Revenue rose in every region.",
+             "Revenue was $2 billion, and cash flow from operations was $1 billion."]
+    text = "\n\n".join(pages)
+    starts = [0, len(pages[0]) + 2, len(pages[0]) + len(pages[1]) + 4]
     section = TreeNode(
         "0000", "Results", 10, 12, 1, text=text, chunk_ids=["p10", "p11", "p12"],
-        page_starts=[(10, 0), (11, 23), (12, 38)],
+        page_starts=list(zip([10, 11, 12], starts, strict=True)),
     )
     others = [TreeNode(f"{i:04d}", f"Note {i}", 13, 13, 1, text=f"Note {i}.") for i in range(1, 5)]
     return DocumentTree("a.pdf", "a" * 64, [section, *others])
 
 
-def test_a_section_cites_the_page_of_its_best_retrieved_chunk() -> None:
+def _cited(question: str, scores: dict[str, float]) -> Source:
     tree = _long_section_tree()
-    hits = FileHits(
-        tree.doc_id, tree.doc_name, {"p10": 0.1, "p12": 0.7, "p11": 0.3},
-        chunk_pages={"p10": 10, "p11": 11, "p12": 12},
-    )
-    result = run_pipeline("What was the overview?", [hits], lambda _doc_id: tree)
-    first = result.sources[0]
+    pages = {"p10": 10, "p11": 11, "p12": 12, "elsewhere": 1}
+    hits = FileHits(tree.doc_id, tree.doc_name, scores, chunk_pages=pages)
+    first = run_pipeline(question, [hits], lambda _doc_id: tree).sources[0]
     assert first.node_id == "0000"  # type: ignore[attr-defined]
+    for h in first.highlights:  # every highlight lies on the cited page (a sentence a page)
+        assert h.text.startswith(_PAGE_TEXT[first.page_number])
+    return first
+
+
+_PAGE_TEXT = {10: "Revenue overview", 11: "Revenue rose", 12: "Revenue was"}
+
+
+def test_a_section_cites_the_page_of_its_best_retrieved_chunk() -> None:
+    first = _cited("What was the revenue?", {"p10": 0.1, "p12": 0.7, "p11": 0.3})
     assert first.page_number == 12  # the retriever's best chunk, not the first words matched
+    assert [h.text for h in first.highlights] == [
+        "Revenue was $2 billion, and cash flow from operations was $1 billion."
+    ]
+
+
+def test_the_best_evidence_page_with_a_matching_sentence_is_cited() -> None:
+    first = _cited("What was the revenue overview?", {"p12": 0.7, "p10": 0.3})
+    assert first.page_number == 12  # "revenue" matches there too
+    first = _cited("Give the overview.", {"p12": 0.7, "p10": 0.3})
+    assert first.page_number == 10  # nothing on page 12 matches "overview"
 
 
 def test_a_section_without_retrieved_chunks_cites_its_first_highlight() -> None:
-    tree = _long_section_tree()
-    hits = FileHits(tree.doc_id, tree.doc_name, {"elsewhere": 0.2}, chunk_pages={"elsewhere": 1})
-    result = run_pipeline("How much cash flow from operations?", [hits], lambda _d: tree)
-    assert result.sources[0].page_number == 12
+    first = _cited("How much cash flow from operations?", {"elsewhere": 0.2})
+    assert first.page_number == 12
 
 
 def test_one_strong_chunk_outranks_a_section_of_many_weak_ones() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.answer.highlights import select_highlights
+from citerag.answer.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.errors import RagError
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import (
@@ -228,21 +228,36 @@ def evidence_pages(node: TreeNode, hits: FileHits) -> list[int]:
     return list(dict.fromkeys(pages))
 
 
+def cited_page(
+    question: str, node: TreeNode, content: NodeContent, evidence: Sequence[int]
+) -> tuple[int, list[ScoredHighlight]]:
+    """The page a section's source cites, and its highlights, all on that page: the first
+    evidence page (best retriever score first) holding a sentence that matches the question;
+    else the page of the best sentences anywhere in the section; else the best evidence page."""
+    sentences = split_sentences(content.text)
+    for page in evidence:
+        on_page = [s for s in sentences if content.page_at(s[0], node.start_index) == page]
+        picked = select_highlights(question, content.text, on_page, None, None, k=3)
+        if picked:
+            return page, picked
+    picked = select_highlights(question, content.text, sentences, None, None, k=3)
+    if picked:
+        return content.page_at(picked[0].highlight.startOffset, node.start_index), picked
+    return next(iter(evidence), node.start_index), []
+
+
 def _sources(
     question: str, tree: DocumentTree, selection: Selection, hits: FileHits, start: int
 ) -> list[TreeSource]:
-    """One source per chosen node. Its page is where the retriever's best chunk in the node
-    lies; a node chosen without such a chunk takes the page of its first highlight."""
+    """One source per chosen node, citing one page of it with highlights on that page."""
     sources: list[TreeSource] = []
     for rank, node_id in enumerate(selection.node_ids):
         node = tree.find(node_id)
         if node is None:
             continue
         content = node_content(node)
-        picked = select_highlights(question, content.text, [], None, None, k=3)
+        page, picked = cited_page(question, node, content, evidence_pages(node, hits))
         highlights = [p.highlight for p in picked]
-        first = highlights[0].startOffset if highlights else 0
-        page = next(iter(evidence_pages(node, hits)), content.page_at(first, node.start_index))
         sources.append(
             TreeSource(
                 id=f"{tree.doc_id[:16]}-tree-{node.node_id}",
