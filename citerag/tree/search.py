@@ -3,8 +3,10 @@
 Offline: a node scores 1/sqrt(N+1) * (sum of the retriever's scores of its N chunks), plus the
 share of the question's terms its title and summary contain. With an LLM: the tree without text
 goes in the prompt, the reply is `{"thinking", "node_list"}`; broken JSON is repaired, or asked
-again once; ids the tree does not have are dropped. Either way exactly `k` nodes come back
-(fewer only when the tree has fewer), filled with the best-scored unseen nodes.
+again once; ids the tree does not have are dropped (the first MAX_INVALID of them listed, and
+MAX_THINKING characters of the reasoning kept, so a hostile reply cannot swell the answer's
+metadata). Either way exactly `k` nodes come back (fewer only when the tree has fewer), filled
+with the best-scored unseen nodes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from citerag.answer.json_repair import loads_repaired
 from citerag.tree.model import DocumentTree, TreeNode
 
 NODES_PER_FILE = 5
+MAX_THINKING = 500  # characters of the LLM's reasoning kept in the search history
+MAX_INVALID = 20  # distinct invented ids listed there
+_ID = re.compile(r"[0-9]{1,9}")
+_ID_LIMIT = 10**9
 TITLE_WEIGHT = 0.5
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
@@ -129,9 +135,9 @@ def llm_selection(
         return Selection(ids, "offline", retried=True, error="the LLM's reply was not JSON twice")
     thinking, listed = parsed
     known = set(tree.node_ids())
-    invalid = [node_id for node_id in listed if node_id not in known]
+    invalid = [node_id for node_id in dict.fromkeys(listed) if node_id not in known]
     ids = fill_selection(listed, ranking, k)
-    return Selection(ids, "llm", thinking, invalid, retried)
+    return Selection(ids, "llm", thinking[:MAX_THINKING], invalid[:MAX_INVALID], retried)
 
 
 def parse_selection(reply: str) -> tuple[str, list[str]] | None:
@@ -148,9 +154,11 @@ def parse_selection(reply: str) -> tuple[str, list[str]] | None:
 
 
 def _as_id(item: Any) -> str:
-    if isinstance(item, int) and not isinstance(item, bool):
+    """"0003" from 3 or " 3 " or "0003"; "" from anything else (floats, negative or huge
+    numbers, digits other than 0-9 such as "²", lists, objects)."""
+    if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < _ID_LIMIT:
         return f"{item:04d}"
-    if isinstance(item, str) and item.strip().isdigit():
+    if isinstance(item, str) and _ID.fullmatch(item.strip()):
         return f"{int(item.strip()):04d}"
     return ""
 
