@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import statistics
 import subprocess
@@ -26,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -55,6 +57,7 @@ OUT = PROJECT / "benchmarks" / "results" / "tree.md"
 BOTH = "benchtree-both-10ks"
 TOP_K = 10
 OWN, SHARED = "own 10-K", "both 10-Ks"
+SUM_SCORING = "tree mode with 1/sqrt(N+1)·Σ node scores"
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,8 @@ def run(engine: Engine) -> str:
         for scope in (OWN, SHARED):
             runs[f"default mode, {scope}"] = _measure(questions, _asker(engine, scope, None))
             runs[f"tree mode, {scope}"] = _measure(questions, _asker(engine, scope, trees))
+            with mock.patch("citerag.tree.search.node_evidence", pageindex_evidence):
+                runs[f"{SUM_SCORING}, {scope}"] = _measure(questions, _asker(engine, scope, trees))
         scores = {name: r.scores for name, r in runs.items()}
         sections.append(render_question_set(f"{set_name} ({len(questions)} questions)", scores))
         print(sections[-1])
@@ -136,6 +141,11 @@ def run(engine: Engine) -> str:
     loads = [", ".join(f"{x:.1f}" for x in load) for load in (load_before, os.getloadavg())]
     machine = f"{describe_machine()} Load average (1, 5, 15 min) at start: {loads[0]}; at end: "
     return _render(engine, machine + f"{loads[1]}.", ingestion, sections, contexts, latency)
+
+
+def pageindex_evidence(hits: Sequence[float], chunk_count: int) -> float:
+    """PageIndex's node score, 1/sqrt(N+1) * the sum of its N chunks' scores (for comparison)."""
+    return sum(hits) / math.sqrt(chunk_count + 1)
 
 
 def _asker(
@@ -275,12 +285,15 @@ def _render(
             machine,
             "",
             "Default mode: `Engine.retrieve` (hybrid + rerank step), top-10 chunks, pages in rank "
-            "order. Tree mode: `query --mode tree` (`tree_answer`): files ranked by the hybrid "
-            "retriever's chunks, 5 sections per file chosen offline, each section a source; its "
-            "cited pages in citation order are the source's page, then the pages of its "
-            "highlights. Pages of the other 10-K (in the shared collection) take a rank but never "
-            "match. Page recall@k: 1 when an evidence page is among the first k distinct pages; "
-            "MRR over distinct pages (0 beyond 10).",
+            "order. Tree mode: `query --mode tree` (`tree_answer`): files ranked (a file the "
+            "question names first, then by its best chunk), 5 sections per file chosen offline "
+            "(a node scores its best chunk's score plus title/summary terms), each section a "
+            "source whose page is its best-scored chunk's page; cited pages in citation order "
+            "are each source's page, then the pages of its highlights. The row with "
+            "1/sqrt(N+1)·Σ node scores swaps in PageIndex's node score (the sum of a node's N "
+            "chunks' scores over sqrt(N+1)), all else equal. Pages of the other 10-K (in the "
+            "shared collection) take a rank but never match. Page recall@k: 1 when an evidence "
+            "page is among the first k distinct pages; MRR over distinct pages (0 beyond 10).",
             "",
             "## Ingestion and tree build time",
             "",

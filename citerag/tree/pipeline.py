@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,14 @@ from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.answer.highlights import select_highlights
 from citerag.errors import RagError
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
-from citerag.tree.search import Chat, Selection, fill_selection, llm_selection, offline_ranking
+from citerag.tree.search import (
+    Chat,
+    Selection,
+    fill_selection,
+    llm_selection,
+    offline_ranking,
+    terms,
+)
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
@@ -63,15 +71,26 @@ class FileHits:
     name: str
     chunk_scores: dict[str, float]
     relevant: bool = True  # False: its chunks share no term with the question
+    chunk_pages: dict[str, int] = field(default_factory=dict)  # chunk id -> its first page
 
     @property
     def score(self) -> float:
-        return sum(self.chunk_scores.values())
+        """The file's best chunk score: one strong passage outranks many weak ones."""
+        return max(self.chunk_scores.values(), default=0.0)
 
 
-def rank_files(hits: Sequence[FileHits], top_k_files: int) -> list[FileHits]:
-    ranked = sorted((h for h in hits if h.chunk_scores and h.relevant), key=lambda h: -h.score)
+def rank_files(hits: Sequence[FileHits], top_k_files: int, question: str = "") -> list[FileHits]:
+    """Relevant files, those whose name the question uses first (a question about
+    "Microsoft's revenue" is about MICROSOFT_2021_10K.pdf), then by their best chunk."""
+    asked = {word for word in terms(question) if not word.isdigit()}
+    relevant = [h for h in hits if h.chunk_scores and h.relevant]
+    ranked = sorted(relevant, key=lambda h: (not asked & terms(_stem(h.name)), -h.score))
     return ranked[:top_k_files]
+
+
+def _stem(file_name: str) -> str:
+    """A file name's words: "MICROSOFT_2021_10K.pdf" -> "MICROSOFT 2021 10K"."""
+    return re.sub(r"[_\W]+", " ", file_name.rsplit(".", 1)[0])
 
 
 def run_pipeline(
@@ -86,7 +105,7 @@ def run_pipeline(
     LLM; `answer(question, sources)` gives an LLMResult (None: extractive)."""
     started = time.perf_counter()
     history: list[dict[str, Any]] = []
-    chosen = rank_files(files, top_k_files)
+    chosen = rank_files(files, top_k_files, question)
     found = [[f.name, round(f.score, 4), f.relevant] for f in files]
     history.append({"step": "file_search", "files": found})
     history.append({"step": "files_selected", "files": [f.name for f in chosen]})
@@ -97,7 +116,7 @@ def run_pipeline(
     for hits, tree in trees:
         selection = _select(question, tree, hits, chat)
         history.append(_selection_entry(tree, selection))
-        sources.extend(_sources(question, tree, selection, start=len(sources) + 1))
+        sources.extend(_sources(question, tree, selection, hits, start=len(sources) + 1))
     text, model, tokens = _compose(question, sources, answer)
     return AnswerResult(text, list(sources), _metadata(started, history, model, tokens))
 
@@ -200,9 +219,20 @@ def _joined(
     return "\n\n".join(parts), starts
 
 
+def evidence_pages(node: TreeNode, hits: FileHits) -> list[int]:
+    """The pages of the node's chunks that the retriever scored, best score first."""
+    own = node.chunk_ids if node.text.strip() else [c for n in node.walk() for c in n.chunk_ids]
+    scored = [(hits.chunk_scores[c], c) for c in own if c in hits.chunk_scores]
+    scored.sort(key=lambda item: -item[0])
+    pages = [hits.chunk_pages[c] for _, c in scored if c in hits.chunk_pages]
+    return list(dict.fromkeys(pages))
+
+
 def _sources(
-    question: str, tree: DocumentTree, selection: Selection, start: int
+    question: str, tree: DocumentTree, selection: Selection, hits: FileHits, start: int
 ) -> list[TreeSource]:
+    """One source per chosen node. Its page is where the retriever's best chunk in the node
+    lies; a node chosen without such a chunk takes the page of its first highlight."""
     sources: list[TreeSource] = []
     for rank, node_id in enumerate(selection.node_ids):
         node = tree.find(node_id)
@@ -212,7 +242,7 @@ def _sources(
         picked = select_highlights(question, content.text, [], None, None, k=3)
         highlights = [p.highlight for p in picked]
         first = highlights[0].startOffset if highlights else 0
-        page = content.page_at(first, node.start_index)
+        page = next(iter(evidence_pages(node, hits)), content.page_at(first, node.start_index))
         sources.append(
             TreeSource(
                 id=f"{tree.doc_id[:16]}-tree-{node.node_id}",

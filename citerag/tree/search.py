@@ -1,17 +1,19 @@
 """Tree search: which sections of a document answer a question.
 
-Offline: a node scores 1/sqrt(N+1) * (sum of the retriever's scores of its N chunks), plus the
-share of the question's terms its title and summary contain. With an LLM: the tree without text
-goes in the prompt, the reply is `{"thinking", "node_list"}`; broken JSON is repaired, or asked
-again once; ids the tree does not have are dropped (the first MAX_INVALID of them listed, and
-MAX_THINKING characters of the reasoning kept, so a hostile reply cannot swell the answer's
-metadata). Either way exactly `k` nodes come back (fewer only when the tree has fewer), filled
-with the best-scored unseen nodes.
+Offline: a node scores the best retriever score among its chunks, plus the share of the
+question's terms its title and summary contain. (PageIndex's 1/sqrt(N+1) * sum of chunk scores
+was measured too: it ranks long sections with many weak hits above the one holding the best
+passage, and lost recall@1 and MRR on the finance questions; see benchmarks/results/tree.md.)
+
+With an LLM: the tree without text goes in the prompt, the reply is `{"thinking", "node_list"}`;
+broken JSON is repaired, or asked again once; ids the tree does not have are dropped (the first
+MAX_INVALID of them listed, and MAX_THINKING characters of the reasoning kept, so a hostile reply
+cannot swell the answer's metadata). Either way exactly `k` nodes come back (fewer only when the
+tree has fewer), filled with the best-scored unseen nodes.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +70,11 @@ def selection_view(tree: DocumentTree) -> str:
     return "\n".join(lines)
 
 
+def node_evidence(hits: Sequence[float], chunk_count: int) -> float:
+    """How strongly the retriever points at a node: its best chunk's score."""
+    return max(hits, default=0.0)
+
+
 def offline_ranking(
     tree: DocumentTree, question: str, chunk_scores: Mapping[str, float]
 ) -> list[tuple[str, float]]:
@@ -76,7 +83,7 @@ def offline_ranking(
     scored: list[tuple[str, float]] = []
     for node in tree.walk():
         hits = [chunk_scores[c] for c in node.chunk_ids if c in chunk_scores]
-        evidence = sum(hits) / math.sqrt(len(node.chunk_ids) + 1) if hits else 0.0
+        evidence = node_evidence(hits, len(node.chunk_ids))
         named = terms(f"{node.title} {node.summary}")
         match = len(wanted & named) / len(wanted) if wanted else 0.0
         scored.append((node.node_id, evidence + TITLE_WEIGHT * match))

@@ -8,7 +8,7 @@ from llama_index.core.schema import QueryBundle
 
 from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
-from citerag.nodes import doc_id_of, doc_name_of
+from citerag.nodes import doc_id_of, doc_name_of, page_of
 from citerag.query.engine import checked_question
 from citerag.tree.model import DocumentTree
 from citerag.tree.pipeline import TOP_K_FILES, FileHits, run_pipeline
@@ -93,5 +93,6 @@ def file_hits(engine: Any, state: Any, question: str) -> list[FileHits]:
         doc_id = doc_id_of(chunk)
         hits = files.setdefault(doc_id, FileHits(doc_id, doc_name_of(chunk), {}, relevant=False))
         hits.chunk_scores[chunk.node_id] = float(scores[chunk.node_id])
+        hits.chunk_pages[chunk.node_id] = page_of(chunk)
         hits.relevant = hits.relevant or chunk.node_id in keyword_hits
     return list(files.values())
