@@ -20,7 +20,8 @@ from typing import Any
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.answer.highlights import select_highlights
+from citerag.answer.highlights import ScoredHighlight, select_highlights
+from citerag.chunk.sentences import sentence_spans as split_sentences
 from citerag.errors import RagError
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import (
@@ -232,17 +233,20 @@ def _sources(
     question: str, tree: DocumentTree, selection: Selection, hits: FileHits, start: int
 ) -> list[TreeSource]:
     """One source per chosen node. Its page is where the retriever's best chunk in the node
-    lies; a node chosen without such a chunk takes the page of its first highlight."""
+    lies, and its highlights are the best sentences of that page when one there matches the
+    question (so the cited page holds the highlighted text); otherwise they are the whole
+    section's, and a node chosen without a retrieved chunk takes the page of its first one."""
     sources: list[TreeSource] = []
     for rank, node_id in enumerate(selection.node_ids):
         node = tree.find(node_id)
         if node is None:
             continue
         content = node_content(node)
-        picked = select_highlights(question, content.text, [], None, None, k=3)
+        best_page = next(iter(evidence_pages(node, hits)), None)
+        picked = _page_highlights(question, content, best_page, node.start_index)
         highlights = [p.highlight for p in picked]
         first = highlights[0].startOffset if highlights else 0
-        page = next(iter(evidence_pages(node, hits)), content.page_at(first, node.start_index))
+        page = best_page if best_page is not None else content.page_at(first, node.start_index)
         sources.append(
             TreeSource(
                 id=f"{tree.doc_id[:16]}-tree-{node.node_id}",
@@ -260,6 +264,21 @@ def _sources(
             )
         )
     return sources
+
+
+def _page_highlights(
+    question: str, content: NodeContent, page: int | None, first_page: int
+) -> list[ScoredHighlight]:
+    """Up to 3 sentences matching the question: on `page` when any there does, else anywhere
+    in the content."""
+    if page is not None:
+        spans = split_sentences(content.text)
+        on_page = [(a, b) for a, b in spans if content.page_at(a, first_page) == page]
+        if on_page:
+            picked = select_highlights(question, content.text, on_page, None, None, k=3)
+            if picked:
+                return picked
+    return select_highlights(question, content.text, [], None, None, k=3)
 
 
 def _compose(question: str, sources: Sequence[TreeSource], answer: Any) -> tuple[str, str, int]:
