@@ -58,6 +58,7 @@ BOTH = "benchtree-both-10ks"
 TOP_K = 10
 OWN, SHARED = "own 10-K", "both 10-Ks"
 SUM_SCORING = "tree mode with 1/sqrt(N+1)·Σ node scores"
+TITLE_HALF = "tree mode with title weight 0.5"
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ def run(engine: Engine) -> str:
             runs[f"tree mode, {scope}"] = _measure(questions, _asker(engine, scope, trees))
             with mock.patch("citerag.tree.search.node_evidence", pageindex_evidence):
                 runs[f"{SUM_SCORING}, {scope}"] = _measure(questions, _asker(engine, scope, trees))
+            with mock.patch("citerag.tree.search.TITLE_WEIGHT", 0.5):
+                runs[f"{TITLE_HALF}, {scope}"] = _measure(questions, _asker(engine, scope, trees))
         scores = {name: r.scores for name, r in runs.items()}
         sections.append(render_question_set(f"{set_name} ({len(questions)} questions)", scores))
         print(sections[-1])
@@ -291,9 +294,11 @@ def _render(
             "source whose page is its best-scored chunk's page; cited pages in citation order "
             "are each source's page, then the pages of its highlights. The row with "
             "1/sqrt(N+1)·Σ node scores swaps in PageIndex's node score (the sum of a node's N "
-            "chunks' scores over sqrt(N+1)), all else equal. Pages of the other 10-K (in the "
-            "shared collection) take a rank but never match. Page recall@k: 1 when an evidence "
-            "page is among the first k distinct pages; MRR over distinct pages (0 beyond 10).",
+            "chunks' scores over sqrt(N+1)), all else equal; the row with title weight 0.5 "
+            "doubles the title/summary term share's weight (0.25 by default). Pages of the other "
+            "10-K (in the shared collection) take a rank but never match. Page recall@k: 1 when "
+            "an evidence page is among the first k distinct pages; MRR over distinct pages (0 "
+            "beyond 10).",
             "",
             "## Ingestion and tree build time",
             "",

@@ -18,8 +18,9 @@ from pathlib import Path
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.nodes import page_of, start_of
-from citerag.tree.headings import Heading, detect_headings
+from citerag.tree.headings import detect_headings
 from citerag.tree.layout import read_outline, read_runs
+from citerag.tree.levels import Heading
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.split import split_long_nodes
 from citerag.tree.text import Cut, at_page_top, extractive_summary, heading_offset, text_between
@@ -97,10 +98,8 @@ def _outline_headings(path: Path, parsed: ParsedDocument) -> list[Heading]:
 
 def _place(headings: list[Heading], parsed: ParsedDocument) -> list[_Placed]:
     placed: list[_Placed] = []
-    for heading in headings:
-        text = parsed.pages[heading.page - 1].text
-        offset = heading_offset(text, heading.title)
-        cut = Cut(heading.page, offset if offset is not None else 0)
+    for heading, offset in zip(headings, _offsets(headings, parsed), strict=True):
+        cut = Cut(heading.page, offset)
         if placed and (cut.page, cut.offset) < (placed[-1].cut.page, placed[-1].cut.offset):
             cut = placed[-1].cut  # keep reading order when a title is found earlier on its page
         node = TreeNode("", _short(heading.title), heading.page, heading.page, heading.level)
@@ -109,6 +108,24 @@ def _place(headings: list[Heading], parsed: ParsedDocument) -> list[_Placed]:
             cut = Cut(cut.page, 0)  # a page header above it opens its page, as its span does
         placed.append(_Placed(heading, cut, node, at_top))
     return placed
+
+
+def _offsets(headings: list[Heading], parsed: ParsedDocument) -> list[int]:
+    """Where each heading starts in its page's text. A heading comes before the next heading on
+    its page: where its title is found only after that one (its words recur in the text, the
+    line itself was dropped as a running header), or not at all, it starts where that one does
+    (else at the top of its page)."""
+    found = [heading_offset(parsed.pages[h.page - 1].text, h.title) for h in headings]
+    offsets = [0] * len(headings)
+    following: tuple[int, int] | None = None  # (page, offset) of the next heading placed
+    for index in range(len(headings) - 1, -1, -1):
+        page, offset = headings[index].page, found[index]
+        ahead = following is not None and following[0] == page
+        if following is not None and ahead and (offset is None or offset > following[1]):
+            offset = following[1]
+        offsets[index] = offset if offset is not None else 0
+        following = (page, offsets[index])
+    return offsets
 
 
 def _short(title: str) -> str:

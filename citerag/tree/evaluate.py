@@ -4,7 +4,7 @@ A labelled outline (`test/data/outlines/*.json`) lists headings with level and p
 tree node matches a label when both start on the same page and their titles agree (one's words
 begin the other's, or they share most words); each label matches at most one node. The preface
 node (level 0, the pages before the first heading) is not a heading and is not counted. With
-scope "levels<=2" only nodes of level 1 and 2 are compared (deeper headings were not labelled).
+scope "levels<=N" only nodes of level 1 to N are compared (deeper headings were not labelled).
 """
 
 from __future__ import annotations
@@ -41,8 +41,14 @@ def _words(title: str) -> list[str]:
     return re.findall(r"\w+", title.casefold())
 
 
+def _cut_words(title: str) -> list[str]:
+    """The title's words; a title cut short ("... PURSU…") without its cut last word."""
+    words = _words(title.rstrip("…"))
+    return words[:-1] if title.endswith("…") and len(words) > 1 else words
+
+
 def titles_agree(a: str, b: str) -> bool:
-    wa, wb = _words(a.rstrip("…")), _words(b.rstrip("…"))
+    wa, wb = _cut_words(a), _cut_words(b)
     if not wa or not wb:
         return False
     shorter, longer = sorted((wa, wb), key=len)
@@ -53,9 +59,11 @@ def titles_agree(a: str, b: str) -> bool:
 
 
 def _in_scope(node: TreeNode, scope: str) -> bool:
+    """Scope "all", or "levels<=N": only headings down to level N were labelled."""
     if node.level == 0:
         return False
-    return node.level <= 2 if scope == "levels<=2" else True
+    found = re.fullmatch(r"levels<=(\d+)", scope)
+    return node.level <= int(found.group(1)) if found else True
 
 
 def score_tree(tree: DocumentTree, outline: dict[str, Any]) -> OutlineScore:

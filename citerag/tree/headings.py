@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from citerag.tree.layout import Run, Style, body_style
+from citerag.tree.layout import Run, Style, body_style, in_capitals
+from citerag.tree.levels import Heading, assign_levels
 from citerag.tree.patterns import (
     CONTENTS,
     is_figure_label,
@@ -28,22 +29,11 @@ MAX_HEADING_CHARS = 150
 MAX_HEADING_LINES = 3
 TITLE_SIZE_RATIO = 1.3  # a chapter label's title is at least this much larger than body
 MIN_LARGE_HEADINGS = 5  # this many large headings (beyond page 1): the document sets them large
-MAX_LEVEL = 4
 WRAP_GAP = 0.6  # vertical gap (in font sizes) below which two heading lines are one
-_RANK = {"part": 1, "chapter": 1, "keyword": 1, "item": 2}
-
-
-@dataclass
-class Heading:
-    title: str
-    page: int  # 1-based
-    level: int
-    y0: float = 0.0
-    kind: str = ""  # the numbering kind ("part", "item", ...); "" when un-numbered
-
-    @property
-    def numbered(self) -> bool:
-        return bool(self.kind)
+PAGE_BODY_CHARS = 800  # a page's own body size counts when this much text is set in it
+TAB_PAGES = 3  # a short text in capitals repeated on this many pages is a tab
+SENTENCE_WORDS = 5  # a bold line of this many words ending with a period is a sentence
+_ENUMERATOR = re.compile(r"^\(\w{1,3}\)\s*")  # "(a) Title"
 
 
 def detect_headings(runs: list[Run]) -> list[Heading]:
@@ -52,12 +42,15 @@ def detect_headings(runs: list[Run]) -> list[Heading]:
     toc_pages = _contents_pages(runs, body)
     usable = [r for r in runs if not r.running and r.page not in toc_pages]
     strict = _sets_headings_large(usable, body)
-    candidates = [r for r in usable if _is_candidate(r, body, strict)]
+    page_body = _page_body_sizes(usable, body)
+    candidates = [
+        r for r in usable if _is_candidate(r, body, strict, page_body.get(r.page, body.size))
+    ]
     candidates = _joined_wrapped(_without_tabs(candidates))
-    headings = _merge_labels(candidates, usable, body)
+    headings = _merge_labels(candidates, usable, body, page_body)
     headings = _without_running_chapter_heads(headings)
     headings = [h for h in headings if h.page > 1 or h.numbered]  # page 1's others: the cover
-    _assign_levels(headings, candidates)
+    assign_levels(headings, _unnumbered_style_ranks(headings, candidates))
     return headings
 
 
@@ -69,8 +62,47 @@ def _strength(style: Style, body: Style) -> str:
     return ""
 
 
-def _shape_ok(run: Run) -> bool:
+def _page_body_sizes(runs: list[Run], body: Style) -> dict[int, float]:
+    """Pages whose own body text is set larger than the document's (an exhibit, a letter):
+    the size of that text, against which their headings are judged."""
+    chars: defaultdict[int, Counter[float]] = defaultdict(Counter)
+    for run in runs:
+        if not run.style.bold:
+            chars[run.page][run.style.size] += len(run.text)
+    sizes: dict[int, float] = {}
+    for page, counts in chars.items():
+        size, count = counts.most_common(1)[0]
+        if size > body.size and count >= PAGE_BODY_CHARS:
+            sizes[page] = size
+    return sizes
+
+
+def is_caps_title(run: Run) -> bool:
+    """A title set in capitals: centered, or of three words or more (a lone acronym set flush
+    left, "COVID-19", is not)."""
     text = run.text.strip()
+    return in_capitals(text) and (run.centered or len(text.split()) >= 3)
+
+
+def _is_sentence_or_caption(text: str) -> bool:
+    """A table caption or row label ("Financial Results:") or a sentence set in bold (a risk
+    factor's statement), not a heading."""
+    text = text.strip()
+    return text.endswith(":") or (text.endswith(".") and len(text.split()) >= SENTENCE_WORDS)
+
+
+def _page_strength(run: Run, body: Style, page_size: float) -> str:
+    """`_strength`, where text only counts as large when it is larger than its page's body."""
+    strength = _strength(run.style, body)
+    if strength == "large" and run.style.size < page_size * HEADING_SIZE_RATIO:
+        return "bold" if run.style.bold else ""
+    return strength
+
+
+def _shape_ok(run: Run) -> bool:
+    text = _ENUMERATOR.sub("", run.text.strip())
+    if not text:
+        return False
     letters = sum(ch.isalpha() for ch in text)
     if len(text) > MAX_HEADING_CHARS or run.lines > MAX_HEADING_LINES or letters < 3:
         return numbering(text) is not None and len(text) <= MAX_HEADING_CHARS
@@ -80,20 +112,27 @@ def _shape_ok(run: Run) -> bool:
     return text[0].isalnum() and not text[0].islower() and not text.endswith(",")
 
 
-def _is_candidate(run: Run, body: Style, strict: bool) -> bool:
-    """A heading candidate: strong enough for this document's heading style and shaped like
-    a heading. `strict`: headings are set large and bold, so bold body-size text is emphasis."""
+def _is_candidate(run: Run, body: Style, strict: bool, page_size: float) -> bool:
+    """A heading candidate: strong enough for this document's heading style (and for its page's
+    body text, where that is larger) and shaped like a heading. `strict`: headings are set large
+    and bold, so bold body-size text is emphasis."""
     if not _shape_ok(run) or is_figure_label(run.text):
         return False
-    strength = _strength(run.style, body)
+    strength = _page_strength(run, body, page_size)
     found = numbering(run.text)
     if found is not None and found.kind != "decimal" and strength:
         return True
+    if _is_sentence_or_caption(run.text):
+        return False
     if not strict:
-        return bool(strength)
+        return bool(strength) or (is_caps_title(run) and run.centered and _body_size(run, body))
     if found is not None and found.kind == "keyword" and run.style.bold:
         return True
     return strength == "large" and run.style.bold and not _is_tab(run.text)
+
+
+def _body_size(run: Run, body: Style) -> bool:
+    return run.style.size >= body.size * 0.95
 
 
 def _is_tab(text: str) -> bool:
@@ -138,23 +177,28 @@ def _normalized(text: str) -> str:
 
 
 def _without_tabs(candidates: list[Run]) -> list[Run]:
-    """Short all-caps texts repeated on several pages are tabs or running titles."""
+    """Short all-caps texts repeated as they are on several pages are tabs or running titles
+    (a section titled "INCOME TAXES" is not one because a sub-section says "Income Taxes")."""
     pages: defaultdict[str, set[int]] = defaultdict(set)
     for run in candidates:
-        pages[_normalized(run.text)].add(run.page)
+        pages[_same_text(run.text)].add(run.page)
     return [
         r
         for r in candidates
         if not (
             _is_tab(r.text.replace(",", "").replace(".", ""))
-            and len(pages[_normalized(r.text)]) >= 2
+            and len(pages[_same_text(r.text)]) >= TAB_PAGES
         )
     ]
 
 
+def _same_text(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text))
+
+
 def _joined_wrapped(candidates: list[Run]) -> list[Run]:
-    """A heading wrapped over two blocks ("ITEM 5. MARKET ... ISSUER" / "PURCHASES OF ...")
-    is one heading."""
+    """A heading wrapped over two blocks ("ITEM 5. MARKET ... ISSUER" / "PURCHASES OF ...", or
+    two stacked lines of one title in capitals) is one heading."""
     joined: list[Run] = []
     for run in candidates:
         previous = joined[-1] if joined else None
@@ -164,8 +208,7 @@ def _joined_wrapped(candidates: list[Run]) -> list[Run]:
             and previous.style == run.style
             and 0 <= run.y0 - previous.y1 <= run.style.size * WRAP_GAP
             and numbering(run.text) is None
-            and numbering(previous.text) is not None
-            and previous.text.isupper() == run.text.isupper()
+            and (_wraps_numbered(previous, run) or (is_caps_title(previous) and is_caps_title(run)))
         ):
             joined[-1] = replace(previous, text=f"{previous.text} {run.text}", y1=run.y1)
             continue
@@ -173,7 +216,13 @@ def _joined_wrapped(candidates: list[Run]) -> list[Run]:
     return joined
 
 
-def _merge_labels(candidates: list[Run], usable: list[Run], body: Style) -> list[Heading]:
+def _wraps_numbered(previous: Run, run: Run) -> bool:
+    return numbering(previous.text) is not None and previous.text.isupper() == run.text.isupper()
+
+
+def _merge_labels(
+    candidates: list[Run], usable: list[Run], body: Style, page_body: dict[int, float]
+) -> list[Heading]:
     """Headings from candidates; a label alone ("CHAPTER 1", "Introduction") takes the largest
     heading-typeface text of its page as its title ("Chapter 1: Three Steps ...")."""
     families = {r.style.family for r in candidates if r.style.bold} or {body.family}
@@ -193,10 +242,12 @@ def _merge_labels(candidates: list[Run], usable: list[Run], body: Style) -> list
             label = run.text.strip().rstrip(":").title()
             text = f"{label}: {title_run.text.strip()}"
             kind = _kind_of(run.text)
-            headings.append(Heading(text, run.page, 0, min(run.y0, title_run.y0), kind))
+            y0 = min(run.y0, title_run.y0)
+            headings.append(Heading(text, run.page, 0, y0, kind, _tier(title_run, body, page_body)))
             continue
         for text in split_part_prefix(run.text):
-            headings.append(Heading(text.strip(), run.page, 0, run.y0, _kind_of(text)))
+            tier = _tier(run, body, page_body)
+            headings.append(Heading(text.strip(), run.page, 0, run.y0, _kind_of(text), tier))
     headings.sort(key=lambda h: (h.page, h.y0))
     return headings
 
@@ -221,9 +272,13 @@ def _page_title(label: Run, usable: list[Run], families: set[str], body: Style) 
 
 def _without_running_chapter_heads(headings: list[Heading]) -> list[Heading]:
     """A heading naming a chapter already started ("... CHAPTER 2" atop its later pages) or
-    repeating the title just seen is a running head."""
+    repeating, on TAB_PAGES pages or more, a title already seen is a running head; a title
+    printed on two pages only (two certifications, two audit reports) heads two sections."""
     seen_keys: set[str] = set()
     seen_titles: set[str] = set()
+    pages: defaultdict[str, set[int]] = defaultdict(set)
+    for heading in headings:
+        pages[_same_text(heading.title)].add(heading.page)
     kept: list[Heading] = []
     for heading in headings:
         trailing = re.search(r"\b(chapter|part)\s+(\d+|[ivx]+)\s*$", heading.title, re.I)
@@ -232,44 +287,25 @@ def _without_running_chapter_heads(headings: list[Heading]) -> list[Heading]:
         found = numbering(heading.title)
         if found is not None and found.kind in ("part", "chapter"):
             seen_keys.add(found.key)
-        title = _normalized(heading.title)
-        if title in seen_titles and not heading.numbered:
+        title = _same_text(heading.title)
+        if title in seen_titles and not heading.numbered and len(pages[title]) >= TAB_PAGES:
             continue
         seen_titles.add(title)
         kept.append(heading)
     return kept
 
 
-def _assign_levels(headings: list[Heading], candidates: list[Run]) -> None:
-    """Numbered headings by their numbering; the others one below the numbered heading in
-    effect, deeper for weaker typography."""
-    has_top = any(_kind(h) in ("part", "chapter", "keyword") for h in headings)
-    item_level = 2 if any(_kind(h) == "part" for h in headings) else 1
-    decimal_base = 1 + has_top + any(_kind(h) == "item" for h in headings)
-    styles = _unnumbered_style_ranks(headings, candidates)
-    numbered_doc = any(h.numbered for h in headings)
-    in_effect = 0
-    for heading in headings:
-        kind = _kind(heading)
-        found = numbering(heading.title)
-        if kind == "item":
-            level = item_level
-        elif kind == "decimal" and found is not None:
-            level = decimal_base + found.depth - 1
-        elif kind == "keyword":
-            level = item_level  # "Signatures" sits beside the items of a filing
-        elif kind:
-            level = _RANK[kind]
-        else:
-            rank = 1 if numbered_doc else styles.get(heading.title, 1)
-            heading.level = min(MAX_LEVEL, in_effect + rank)
-            continue
-        heading.level = min(MAX_LEVEL, level)
-        in_effect = heading.level
-
-
-def _kind(heading: Heading) -> str:
-    return heading.kind
+def _tier(run: Run, body: Style, page_body: dict[int, float]) -> tuple[int, int]:
+    """Large before body-size; then a title in capitals, bold upright, bold italic, other."""
+    style = run.style
+    large = _page_strength(run, body, page_body.get(run.page, body.size)) == "large"
+    if is_caps_title(run):
+        face = 0
+    elif style.bold:
+        face = 2 if style.italic else 1
+    else:
+        face = 3
+    return (0 if large else 1, face)
 
 
 def _kind_of(text: str) -> str:
