@@ -66,6 +66,9 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     # subquestions.md.
     "metadata": "entity",
     "llm_max_tokens": 1024,
+    # With an LLM configured, ingest asks it for a summary of every section of the tree (about
+    # 200 per 10-K, cached on disk); this many calls are under way at once.
+    "tree_summary_workers": 4,
 }
 
 # Per-article changes to DEFAULT_RAG_SETTINGS, e.g. {"netflix_10k": {"chunk_size": 512}}.

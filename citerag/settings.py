@@ -58,6 +58,7 @@ class Settings:
     reranker: str = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
+    tree_summary_workers: int = 4  # LLM section summaries asked at once at ingest
     milvus_uri: str = ""
     milvus_token: str = ""
     mongodb_uri: str = ""
@@ -87,7 +88,13 @@ class Settings:
                 f"chunk_overlap ({self.chunk_overlap}) must be at least 0 and below chunk_size "
                 f"({self.chunk_size}); fix it in config.py."
             )
-        for name in ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n"):
+        for name in (
+            "similarity_top_k_fusion",
+            "rrf_k",
+            "fusion_top_n",
+            "rerank_top_n",
+            "tree_summary_workers",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.max_upload_mb <= 0:

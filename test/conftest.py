@@ -6,8 +6,12 @@ import importlib.util
 import os
 import socket
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tree_collection import FourCollection
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -72,3 +76,20 @@ def mongo_wire_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield server.uri
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def four_collection(tmp_path_factory: pytest.TempPathFactory) -> FourCollection:
+    """The four shared PDFs ingested once, with no LLM, for the tree-collection tests."""
+    from tree_collection import ingest_four
+
+    return ingest_four(tmp_path_factory.mktemp("four") / "storage")
+
+
+@pytest.fixture
+def four(four_collection: FourCollection, monkeypatch: pytest.MonkeyPatch) -> FourCollection:
+    """The four-PDF collection, which the CLI reads for this test (with no LLM configured)."""
+    from tree_collection import use_storage
+
+    use_storage(monkeypatch, four_collection.storage)
+    return four_collection

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,20 +24,31 @@ class ScriptedReply:
     report_usage: bool = True
 
 
+Responder = Callable[[dict[str, Any]], ScriptedReply]  # a request body -> its reply
+
+
 @dataclass
 class FakeOpenAIServer:
-    """Replies pop from `replies` in order; every request body lands in `requests`."""
+    """Replies pop from `replies` in order, or come from `respond(request body)` when it is set
+    (for replies that depend on the prompt, or requests that arrive concurrently); every request
+    body lands in `requests`."""
 
     replies: list[ScriptedReply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
+    respond: Responder | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def next_reply(self) -> ScriptedReply:
-        return self.replies.pop(0) if self.replies else ScriptedReply("")
+    def next_reply(self, body: dict[str, Any] | None = None) -> ScriptedReply:
+        with self.lock:
+            self.requests.append(body or {})
+            if self.respond is None:
+                return self.replies.pop(0) if self.replies else ScriptedReply("")
+        return self.respond(body or {})  # outside the lock: concurrent requests overlap here
 
 
 def completion_body(reply: ScriptedReply, model: str) -> dict[str, Any]:
@@ -71,8 +82,7 @@ def _handler_for(state: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            state.requests.append(body)
-            self._send(200, completion_body(state.next_reply(), body.get("model", "fake")))
+            self._send(200, completion_body(state.next_reply(body), body.get("model", "fake")))
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -88,10 +98,17 @@ def _handler_for(state: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def prompt_of(body: dict[str, Any]) -> str:
+    """The text of a request's messages, joined."""
+    return "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+
+
 @contextmanager
-def running_server(replies: list[ScriptedReply] | None = None) -> Iterator[FakeOpenAIServer]:
+def running_server(
+    replies: list[ScriptedReply] | None = None, respond: Responder | None = None
+) -> Iterator[FakeOpenAIServer]:
     """Serve on a free loopback port for the duration of the `with` block."""
-    state = FakeOpenAIServer(replies=list(replies or []))
+    state = FakeOpenAIServer(replies=list(replies or []), respond=respond)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(state))
     state.port = httpd.server_address[1]
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)

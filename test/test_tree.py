@@ -138,6 +138,32 @@ def test_parse_selection_gives_up_on_prose() -> None:
     assert parse_selection("I think section two.") is None
 
 
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [  # digits other than 0-9, negative, huge or fractional numbers are no ids, never a crash
+        ('{"node_list": ["\u00b2", "\u0663", "\u2460", " 7 ", "12"]}', ("", ["0007", "0012"])),
+        ('{"node_list": [-1, 2.5, true, null, 10000000000, ["0001"], 3]}', ("", ["0003"])),
+        ('{"node_list": ["' + "9" * 5000 + '", "0002"]}', ("", ["0002"])),
+        ('{"node_list": [' + "9" * 5000 + ', "0002"]}', None),  # too long for Python's int()
+        ('{"node_list": ' + "[" * 100_000 + "]" * 100_000 + "}", None),  # too deep
+    ],
+)
+def test_parse_selection_survives_hostile_ids(
+    reply: str, expected: tuple[str, list[str]] | None
+) -> None:
+    assert parse_selection(reply) == expected
+
+
+def test_hostile_selection_leaves_a_short_history() -> None:
+    listed = ["9999"] * 50_000 + [f"{i:04d}" for i in range(100, 150)] + ["0001"]
+    reply = json.dumps({"thinking": "x" * 100_000, "node_list": listed})
+    ranking = [(i, 0.0) for i in _tree().node_ids()]
+    chosen = llm_selection(lambda messages: reply, _tree(), "q?", ranking)
+    assert chosen.node_ids == ["0001", "0000", "0002", "0003", "0004"]
+    assert chosen.invalid_ids == ["9999", *[f"{i:04d}" for i in range(100, 119)]]
+    assert len(chosen.thinking) == 500
+
+
 def _files() -> list[FileHits]:
     return [FileHits("d" * 64, "a.pdf", {"c2": 0.5}), FileHits("e" * 64, "b.pdf", {"c9": 0.1})]
 

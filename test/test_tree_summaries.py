@@ -1,13 +1,18 @@
 """Node summaries by an LLM (a loopback OpenAI-compatible server): used when good, cached so a
-second run makes no call, the extractive summary kept when a reply is broken, and hostile
-replies cut down to one short line that cannot pose as outline entries."""
+second run makes no call, the extractive summary kept when a reply is broken, hostile replies
+cut down to one short line that cannot pose as outline entries, and the calls made a few at a
+time with every summary on its own node."""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
+from fake_openai_server import FakeOpenAIServer, ScriptedReply, prompt_of, running_server
 from helpers import DEMO_PDF
 
 from citerag.engine import Engine
@@ -30,15 +35,28 @@ def _tree() -> DocumentTree:
     return DocumentTree("a.pdf", "d" * 64, [part, risks])
 
 
-def _summarize(server: FakeOpenAIServer, storage: Path, model: str = "m") -> tuple[
-    DocumentTree, SummaryReport
-]:
+def _summarize(
+    server: FakeOpenAIServer,
+    storage: Path,
+    model: str = "m",
+    workers: int = 4,
+    tree: DocumentTree | None = None,
+) -> tuple[DocumentTree, SummaryReport]:
     settings = Settings(storage_dir=storage, llm_provider="openai_like", llm_model=model,
-                        llm_base_url=server.base_url)
+                        llm_base_url=server.base_url, tree_summary_workers=workers)
     summarize = summarizer_for(settings)
     assert summarize is not None
-    tree = _tree()
+    tree = tree or _tree()
     return tree, summarize(tree)
+
+
+_TITLE = re.compile(r"Section title: (.*)")
+
+
+def _by_title(body: dict[str, Any]) -> ScriptedReply:
+    """A reply naming the section the prompt asks about, whenever it arrives."""
+    title = _TITLE.search(prompt_of(body))
+    return ScriptedReply(f"Summary: The section {title.group(1) if title else '?'} in brief.")
 
 
 def _summaries(tree: DocumentTree) -> list[str]:
@@ -46,15 +64,13 @@ def _summaries(tree: DocumentTree) -> list[str]:
 
 
 def test_llm_summaries_are_used_and_cached_per_text_and_model(tmp_path: Path) -> None:
-    replies = [ScriptedReply(f"Summary: Section {i} covers the results in detail.")
-               for i in range(4)]
-    with running_server(replies) as server:
+    with running_server(respond=_by_title) as server:
         tree, report = _summarize(server, tmp_path)
-    expected = [f"Section {i} covers the results in detail." for i in range(4)]
+    expected = [f"The section {node.title} in brief." for node in tree.walk()]
     assert _summaries(tree) == expected and report.asked == 4
-    prompts = [r["messages"][-1]["content"] for r in server.requests]
-    assert "Cash was $8.2 billion" in prompts[0]  # PART II has no text: its children's
-    assert "Competition is intense." in prompts[3] and "Section title: Item 1A" in prompts[3]
+    prompts = {_TITLE.findall(prompt_of(r))[0]: prompt_of(r) for r in server.requests}
+    assert "Cash was $8.2 billion" in prompts["PART II"]  # PART II has no text: its children's
+    assert "Competition is intense." in prompts["Item 1A. Risk Factors"]
     with running_server([]) as again:
         tree, report = _summarize(again, tmp_path)
     assert again.requests == [] and report.cached == 4 and _summaries(tree) == expected
@@ -67,10 +83,16 @@ def test_llm_summaries_are_used_and_cached_per_text_and_model(tmp_path: Path) ->
 def test_broken_replies_keep_extractive_summaries_and_are_not_cached(
     tmp_path: Path, broken: str
 ) -> None:
-    with running_server([ScriptedReply(broken)] * 4) as server:
-        tree, report = _summarize(server, tmp_path)
+    with running_server([ScriptedReply(broken)] * 4) as server:  # one call at a time
+        tree, report = _summarize(server, tmp_path, workers=1)
     assert _summaries(tree) == [f"extractive {i}" for i in range(4)]
     assert len(server.requests) == report.failed == MAX_FAILURES and report.skipped == 1
+    assert not list((tmp_path / "summary_cache").rglob("*.txt"))
+    with running_server([ScriptedReply(broken)] * 4) as server:  # calls under way finish
+        tree, report = _summarize(server, tmp_path, workers=4)
+    assert _summaries(tree) == [f"extractive {i}" for i in range(4)]
+    assert MAX_FAILURES <= len(server.requests) == report.failed <= 4
+    assert report.failed + report.skipped == 4 and report.asked == 0
     assert not list((tmp_path / "summary_cache").rglob("*.txt"))
 
 
@@ -86,6 +108,46 @@ def test_hostile_replies_become_one_short_line(tmp_path: Path) -> None:
         assert len(summary) <= SUMMARY_CHARS and summary.endswith("…")
     assert len(selection_view(tree).splitlines()) == 4  # one line per node, nothing injected
     assert len(server.requests) == 4
+
+
+def _wide_tree(sections: int) -> DocumentTree:
+    """`sections` sections with texts of their own, and two more sharing one text."""
+    nodes = [
+        TreeNode(f"{i:04d}", f"Section {i}", i + 1, i + 1, 1, summary=f"extractive {i}",
+                 text=f"Section {i} reports revenue of ${i}.{i} billion.")
+        for i in range(sections)
+    ]
+    nodes += [
+        TreeNode(f"{i:04d}", f"Copy {i}", i + 1, i + 1, 1, summary="extractive copy",
+                 text="The same boilerplate text twice.")
+        for i in range(sections, sections + 2)
+    ]
+    return DocumentTree("wide.pdf", "e" * 64, nodes)
+
+
+def test_summaries_are_asked_a_few_at_a_time_and_land_on_their_nodes(tmp_path: Path) -> None:
+    lock = threading.Lock()
+    under_way = [0, 0]  # now, most at once
+
+    def slow(body: dict[str, Any]) -> ScriptedReply:
+        with lock:
+            under_way[0] += 1
+            under_way[1] = max(under_way)
+        time.sleep(0.4 if "Section 3" in prompt_of(body) else 0.2)  # replies out of order
+        with lock:
+            under_way[0] -= 1
+        return _by_title(body)
+
+    with running_server(respond=slow) as server:
+        tree, report = _summarize(server, tmp_path, workers=3, tree=_wide_tree(12))
+    summaries = _summaries(tree)
+    assert summaries[:12] == [f"The section Section {i} in brief." for i in range(12)]
+    assert summaries[12] == summaries[13] == "The section Copy 12 in brief."  # one call for both
+    assert len(server.requests) == report.asked == 13 and report.cached == 1
+    assert 1 < under_way[1] <= 3  # a few at once, never more than the workers
+    with running_server([]) as again:
+        tree, report = _summarize(again, tmp_path, workers=3, tree=_wide_tree(12))
+    assert again.requests == [] and report.cached == 14 and _summaries(tree) == summaries
 
 
 def test_no_llm_means_extractive_summaries(tmp_path: Path) -> None:

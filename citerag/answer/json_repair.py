@@ -25,6 +25,6 @@ def _parse_lenient(body: str) -> Any:
         for variant in (candidate, candidate.replace("'", '"')):
             try:
                 return json.loads(variant)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # also a 5000-digit number, deep nesting
                 continue
     return None

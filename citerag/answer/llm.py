@@ -123,8 +123,13 @@ class LLMAnswerer:
         """The model's reply text to `(role, content)` messages (roles "system", "user",
         "assistant"), for callers that need a plain conversation (tree search, summaries).
         Provider errors become the project's one-sentence errors."""
+        return self.chat_with_usage(messages)[0]
+
+    def chat_with_usage(self, messages: Sequence[tuple[str, str]]) -> tuple[str, int]:
+        """`chat`'s reply text, and the tokens the provider reported for it (0 when none)."""
         chat_messages = [ChatMessage(role=_ROLES[role], content=text) for role, text in messages]
-        return str(self._chat(chat_messages).message.content or "")
+        response = self._chat(chat_messages)
+        return str(response.message.content or ""), tokens_used(response)
 
     def _chat(self, messages: list[ChatMessage]) -> ChatResponse:
         try:

@@ -24,8 +24,8 @@ SUMMARY_CACHE = "summary_cache"  # under the storage folder
 
 
 def summarizer_for(settings: Settings) -> Summarizer | None:
-    """LLM node summaries, cached under the storage folder, when an LLM is configured and can
-    be set up; None (extractive summaries) otherwise."""
+    """LLM node summaries, cached under the storage folder and asked `tree_summary_workers` at
+    a time, when an LLM is configured and can be set up; None (extractive summaries) otherwise."""
     try:
         answerer = LLMAnswerer.from_settings(settings)
     except RagError as error:
@@ -34,7 +34,8 @@ def summarizer_for(settings: Settings) -> Summarizer | None:
     if answerer is None:
         return None
     cache = SummaryCache(settings.storage_dir / SUMMARY_CACHE)
-    return lambda tree: summarize_tree(tree, answerer.chat, answerer.model, cache)
+    workers = settings.tree_summary_workers
+    return lambda tree: summarize_tree(tree, answerer.chat, answerer.model, cache, workers)
 
 
 def build_tree_logged(

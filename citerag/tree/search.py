@@ -6,9 +6,10 @@ was measured too: it ranks long sections with many weak hits above the one holdi
 passage, and lost recall@1 and MRR on the finance questions; see benchmarks/results/tree.md.)
 
 With an LLM: the tree without text goes in the prompt, the reply is `{"thinking", "node_list"}`;
-broken JSON is repaired, or asked again once; ids the tree does not have are dropped. Either
-way exactly `k` nodes come back (fewer only when the tree has fewer), filled with the
-best-scored unseen nodes.
+broken JSON is repaired, or asked again once; ids the tree does not have are dropped (the first
+MAX_INVALID of them listed, and MAX_THINKING characters of the reasoning kept, so a hostile reply
+cannot swell the answer's metadata). Either way exactly `k` nodes come back (fewer only when the
+tree has fewer), filled with the best-scored unseen nodes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from citerag.answer.json_repair import loads_repaired
 from citerag.tree.model import DocumentTree, TreeNode
 
 NODES_PER_FILE = 5
+MAX_THINKING = 500  # characters of the LLM's reasoning kept in the search history
+MAX_INVALID = 20  # distinct invented ids listed there
+_ID = re.compile(r"[0-9]{1,9}")
+_ID_LIMIT = 10**9
 TITLE_WEIGHT = 0.25  # title/summary terms nudge, the retriever leads (0.5 measured worse)
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
@@ -137,9 +142,9 @@ def llm_selection(
         return Selection(ids, "offline", retried=True, error="the LLM's reply was not JSON twice")
     thinking, listed = parsed
     known = set(tree.node_ids())
-    invalid = [node_id for node_id in listed if node_id not in known]
+    invalid = [node_id for node_id in dict.fromkeys(listed) if node_id not in known]
     ids = fill_selection(listed, ranking, k)
-    return Selection(ids, "llm", thinking, invalid, retried)
+    return Selection(ids, "llm", thinking[:MAX_THINKING], invalid[:MAX_INVALID], retried)
 
 
 def parse_selection(reply: str) -> tuple[str, list[str]] | None:
@@ -156,9 +161,11 @@ def parse_selection(reply: str) -> tuple[str, list[str]] | None:
 
 
 def _as_id(item: Any) -> str:
-    if isinstance(item, int) and not isinstance(item, bool):
+    """ "0003" from 3 or " 3 " or "0003"; "" from anything else (floats, negative or huge
+    numbers, digits other than 0-9 such as "²", lists, objects)."""
+    if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < _ID_LIMIT:
         return f"{item:04d}"
-    if isinstance(item, str) and item.strip().isdigit():
+    if isinstance(item, str) and _ID.fullmatch(item.strip()):
         return f"{int(item.strip()):04d}"
     return ""
 

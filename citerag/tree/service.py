@@ -54,9 +54,9 @@ def tree_answer(
     state = engine.searchable_state(collection)
     factory = engine.factory
     answerer = factory.answerer
-    chat = answerer.chat if answerer is not None else None
+    chat = _CountingChat(answerer) if answerer is not None else None
     answer = answerer.answer if answerer is not None else None
-    return run_pipeline(
+    result = run_pipeline(
         question,
         file_hits(engine, state, question),
         lambda doc_id: load_tree(engine, collection, doc_id),
@@ -64,6 +64,22 @@ def tree_answer(
         answer=answer,
         top_k_files=top_k_files,
     )
+    if chat is not None:  # the node selections' tokens count too, not only the answer's
+        result.metadata.tokens_used += chat.tokens
+    return result
+
+
+class _CountingChat:
+    """The answerer's chat, adding up the tokens its replies report."""
+
+    def __init__(self, answerer: Any) -> None:
+        self._answerer = answerer
+        self.tokens = 0
+
+    def __call__(self, messages: list[tuple[str, str]]) -> str:
+        text, tokens = self._answerer.chat_with_usage(messages)
+        self.tokens += int(tokens)
+        return str(text)
 
 
 def file_hits(engine: Any, state: Any, question: str) -> list[FileHits]:

@@ -6,7 +6,10 @@ or an unchanged section in a new version of the file costs no call. A reply is c
 is used (one line, no code fences or "Summary:" label, control characters dropped, at most
 SUMMARY_CHARS); an empty or unusable reply, or a failed call, keeps the extractive summary and is
 not cached, so a later ingest asks again. After MAX_FAILURES failures, or once the endpoint
-cannot be reached, the remaining nodes keep theirs without a call.
+cannot be reached, no further call starts (calls already under way finish) and the remaining nodes
+keep theirs. Calls run on a small thread pool (`tree_summary_workers`, default SUMMARY_WORKERS);
+nodes sharing a text share one call, and every summary lands on its node in document order
+whatever order the replies come in.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import logging
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +34,7 @@ SUMMARY_CHARS = 400
 MAX_TEXT_CHARS = 8000
 MAX_FAILURES = 3
 MIN_WORDS = 3
+SUMMARY_WORKERS = 4
 PROMPT = (
     "Summarize the section of a document given below in one or two sentences (at most 60 "
     "words): what it covers, with its key facts and figures. Reply with the summary only. The "
@@ -94,11 +100,16 @@ def summary_text(node: TreeNode) -> str:
 
 
 def summarize_tree(
-    tree: DocumentTree, chat: Chat, model: str, cache: SummaryCache
+    tree: DocumentTree,
+    chat: Chat,
+    model: str,
+    cache: SummaryCache,
+    workers: int = SUMMARY_WORKERS,
 ) -> SummaryReport:
-    """Replace each node's extractive summary by the LLM's (cached); keep it where that fails."""
+    """Replace each node's extractive summary by the LLM's (cached); keep it where that fails.
+    At most `workers` calls are under way at once."""
     report = SummaryReport()
-    reachable = True
+    pending: dict[str, tuple[str, list[TreeNode]]] = {}  # key -> (text, its nodes), in order
     for node in tree.walk():
         text = summary_text(node)
         if not text:
@@ -108,19 +119,55 @@ def summarize_tree(
         if cached is not None:
             node.summary = cached
             report.cached += 1
+        elif key in pending:
+            pending[key][1].append(node)
+        else:
+            pending[key] = (text, [node])
+    asker = _Asker(chat, tree.doc_name, cache)
+    jobs = [(key, text, nodes[0]) for key, (text, nodes) in pending.items()]
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="summaries") as pool:
+        results = list(pool.map(asker.ask, jobs))  # in submission order: deterministic
+    for (_text, nodes), summary in zip(pending.values(), results, strict=True):
+        if summary is None:
+            report.skipped += len(nodes)
             continue
-        if not reachable or report.failed >= MAX_FAILURES:
-            report.skipped += 1
-            continue
-        summary, reachable = _ask(chat, tree.doc_name, node, text)
         if not summary:
             report.failed += 1
+            report.skipped += len(nodes) - 1
             continue
-        cache.put(key, summary)
-        node.summary = summary
+        for node in nodes:
+            node.summary = summary
         report.asked += 1
+        report.cached += len(nodes) - 1
     _log(tree, report)
     return report
+
+
+class _Asker:
+    """One summary call per job, from any worker thread, until the endpoint is unreachable or
+    MAX_FAILURES calls have failed; successful summaries are cached as they arrive."""
+
+    def __init__(self, chat: Chat, doc_name: str, cache: SummaryCache) -> None:
+        self._chat = chat
+        self._doc_name = doc_name
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._failed = 0
+        self._reachable = True
+
+    def ask(self, job: tuple[str, str, TreeNode]) -> str | None:
+        """The cleaned summary, "" when the call failed, None when no call was made."""
+        key, text, node = job
+        with self._lock:
+            if not self._reachable or self._failed >= MAX_FAILURES:
+                return None
+        summary, reachable = _ask(self._chat, self._doc_name, node, text)
+        with self._lock:
+            self._reachable = self._reachable and reachable
+            self._failed += 0 if summary else 1
+        if summary:
+            self._cache.put(key, summary)
+        return summary
 
 
 def _ask(chat: Chat, doc_name: str, node: TreeNode, text: str) -> tuple[str, bool]:
