@@ -91,15 +91,3 @@ def test_one_strong_chunk_outranks_a_section_of_many_weak_ones() -> None:
     scores = {"c3": 0.1, "w1": 0.2, "w2": 0.2, "w3": 0.2, "c2": 0.3}  # sum/sqrt(N+1): 0.31 > 0.21
     ranking = offline_ranking(tree, "unrelated words", scores)
     assert ranking[0][0] == "0002"
-
-
-def test_a_sections_highlights_come_from_its_cited_page_when_one_there_matches() -> None:
-    tree = _long_section_tree()
-    hits = FileHits(
-        tree.doc_id, tree.doc_name, {"p11": 0.2, "p12": 0.7},
-        chunk_pages={"p11": 11, "p12": 12},
-    )
-    result = run_pipeline("What about revenue and cash?", [hits], lambda _doc_id: tree)
-    first = result.sources[0]
-    assert first.page_number == 12
-    assert [h.text for h in first.highlights] == ["Cash flow from operations was $2 billion."]
