@@ -6,7 +6,7 @@ python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
 python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
-python main.py tree DOC [--collection NAME] [--json]           # a document's section tree
+python main.py tree DOC [--collection NAME] [--json] [--summarize]  # a document's section tree
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("name", help="the document's file name, as `list` shows it")
     add_target_arguments(tree)
     tree.add_argument("--json", action="store_true", help="print PageIndex's JSON")
+    tree.add_argument(
+        "--summarize",
+        action="store_true",
+        help="ask the configured LLM for the section summaries and store them",
+    )
 
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
     listing.add_argument("--json", action="store_true")
@@ -290,11 +295,19 @@ def run_query(args: argparse.Namespace) -> int:
 
 def run_tree(args: argparse.Namespace) -> int:
     from citerag.tree.render import outline_text
-    from citerag.tree.service import stored_tree
+    from citerag.tree.service import resummarize, stored_tree
 
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
-        tree = stored_tree(engine, collection, args.name)
+        if args.summarize:
+            tree, report = resummarize(engine, collection, args.name)
+            print(
+                f"summaries: {report.asked} written by the LLM, {report.cached} from the cache, "
+                f"{report.failed} failed (kept as they were)",
+                file=sys.stderr,
+            )
+        else:
+            tree = stored_tree(engine, collection, args.name)
     if args.json:
         print(json.dumps(tree.to_pageindex(), ensure_ascii=False, indent=2))
     else:

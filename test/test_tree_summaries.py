@@ -5,6 +5,7 @@ time with every summary on its own node."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -172,3 +173,39 @@ def test_ingest_stores_llm_summaries_and_a_second_ingest_asks_nothing(tmp_path: 
     assert calls == len(first.node_ids()) and len(server.requests) == calls
     assert all(node.summary.startswith("The LLM's summary") for node in first.walk())
     assert _summaries(first) == _summaries(second)
+
+
+@pytest.mark.slow
+def test_tree_summarize_rewrites_the_stored_summaries_of_a_document_ingested_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import main
+
+    monkeypatch.setenv("RAG_STORAGE_DIR", str(tmp_path))
+    for variable in ("MILVUS_URI", "MONGODB_URI", "LLM_PROVIDER", "RAG_RERANKER"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main.main(["ingest", str(DEMO_PDF), "--collection", "c"]) == 0
+    tree_args = ["tree", DEMO_PDF.name, "--collection", "c", "--json"]
+    assert main.main([*tree_args, "--summarize"]) != 0  # no LLM: one clear sentence
+    assert "--summarize needs an LLM" in capsys.readouterr().err
+    with running_server(respond=_by_title) as server:
+        monkeypatch.setenv("LLM_PROVIDER", "openai_like")
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_MODEL", "scripted")
+        capsys.readouterr()
+        assert main.main([*tree_args, "--summarize"]) == 0
+        asked = len(server.requests)
+        printed = capsys.readouterr()
+        assert main.main([*tree_args, "--summarize"]) == 0  # every summary now cached
+        assert len(server.requests) == asked
+    monkeypatch.delenv("LLM_PROVIDER")
+    capsys.readouterr()
+    assert main.main(tree_args) == 0  # stored: shown without the LLM
+    stored = capsys.readouterr().out
+    assert stored == printed.out and f"summaries: {asked} written by the LLM" in printed.err
+
+    def summaries(nodes: list[dict[str, Any]]) -> list[str]:
+        return [s for n in nodes for s in [n["summary"], *summaries(n["nodes"])]]
+
+    texts = summaries(json.loads(stored)["structure"])
+    assert asked > 0 and all(text.startswith("The section ") for text in texts)

@@ -10,9 +10,11 @@ from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
 from citerag.nodes import doc_id_of, doc_name_of, page_of
 from citerag.query.engine import checked_question
+from citerag.tree.ingest import summarizer_for
 from citerag.tree.model import DocumentTree
 from citerag.tree.pipeline import TOP_K_FILES, FileHits, run_pipeline
 from citerag.tree.schema import tree_errors
+from citerag.tree.summaries import SummaryReport
 
 NO_TREE = "This document has no section tree stored; ingest it again to build one."
 
@@ -25,6 +27,26 @@ def stored_tree(engine: Any, collection: str, name: str) -> DocumentTree:
             f"No document named {name!r} in collection {collection!r}; see `python main.py list`."
         )
     return load_tree(engine, collection, records[-1].doc_id)
+
+
+def resummarize(engine: Any, collection: str, name: str) -> tuple[DocumentTree, SummaryReport]:
+    """Ask the configured LLM for the summaries of a stored tree (cached ones cost no call) and
+    store the tree again: for a document ingested before an LLM was configured."""
+    summarize = summarizer_for(engine.settings)
+    if summarize is None:
+        raise InputError(
+            "--summarize needs an LLM: set LLM_PROVIDER (and its model and key) in config.py "
+            "or the environment, then run it again."
+        )
+    tree = stored_tree(engine, collection, name)
+    report = summarize(tree)
+    if report.failed and not report.asked and not report.cached:
+        raise InputError(
+            f"The LLM wrote no summary for {name} ({report.failed} calls failed); the stored "
+            "summaries are unchanged. Check the LLM settings and run it again."
+        )
+    engine.docstore.put_tree(collection, tree.doc_id, tree.to_record())
+    return tree, report
 
 
 def load_tree(engine: Any, collection: str, doc_id: str) -> DocumentTree:
