@@ -51,9 +51,12 @@ def _long_section_tree() -> DocumentTree:
     return DocumentTree("a.pdf", "a" * 64, [section, *others])
 
 
-def _cited(question: str, scores: dict[str, float]) -> Source:
+def _cited(
+    question: str, scores: dict[str, float], extra_pages: dict[str, int] | None = None
+) -> Source:
     tree = _long_section_tree()
-    pages = {"p10": 10, "p11": 11, "p12": 12, "elsewhere": 1}
+    tree.structure[0].chunk_ids.extend(extra_pages or {})
+    pages = {"p10": 10, "p11": 11, "p12": 12, "elsewhere": 1, **(extra_pages or {})}
     hits = FileHits(tree.doc_id, tree.doc_name, scores, chunk_pages=pages)
     first = run_pipeline(question, [hits], lambda _doc_id: tree).sources[0]
     assert first.node_id == "0000"  # type: ignore[attr-defined]
@@ -91,3 +94,9 @@ def test_one_strong_chunk_outranks_a_section_of_many_weak_ones() -> None:
     scores = {"c3": 0.1, "w1": 0.2, "w2": 0.2, "w3": 0.2, "c2": 0.3}  # sum/sqrt(N+1): 0.31 > 0.21
     ranking = offline_ranking(tree, "unrelated words", scores)
     assert ranking[0][0] == "0002"
+
+
+def test_an_evidence_page_outside_the_section_text_is_passed_over() -> None:
+    # p13 is a chunk of the section whose page the section's text does not reach
+    first = _cited("What was the revenue?", {"p13": 0.9, "p11": 0.3}, extra_pages={"p13": 13})
+    assert first.page_number == 11

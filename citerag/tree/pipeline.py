@@ -231,12 +231,15 @@ def evidence_pages(node: TreeNode, hits: FileHits) -> list[int]:
 def cited_page(
     question: str, node: TreeNode, content: NodeContent, evidence: Sequence[int]
 ) -> tuple[int, list[ScoredHighlight]]:
-    """The page a section's source cites, and its highlights, all on that page: the first
-    evidence page (best retriever score first) holding a sentence that matches the question;
-    else the page of the best sentences anywhere in the section; else the best evidence page."""
+    """The page a section's source cites, and its highlights. The first evidence page (best
+    retriever score first) holding a sentence that matches the question, with highlights from
+    that page only; else the section's best-matching sentences, citing the first one's page;
+    else the best evidence page, without highlights."""
     sentences = split_sentences(content.text)
     for page in evidence:
         on_page = [s for s in sentences if content.page_at(s[0], node.start_index) == page]
+        if not on_page:  # an empty list would make select_highlights read the whole section
+            continue
         picked = select_highlights(question, content.text, on_page, None, None, k=3)
         if picked:
             return page, picked
