@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
@@ -35,7 +35,7 @@ from citerag.parse.cache import load_cached
 from citerag.retrieve.collection_state import rebuild_bm25
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
-from citerag.tree.build import TREE_NODE, tree_section_id
+from citerag.tree.build import point_chunk_to_node
 from citerag.tree.model import DocumentTree
 from citerag.types import DocumentRecord, ParsedDocument
 
@@ -266,15 +266,8 @@ def relink_to_tree(tree: DocumentTree, chunks: Sequence[TextNode]) -> None:
     for node in tree.walk():
         for chunk_id in node.chunk_ids:
             chunk = by_id.get(chunk_id)
-            if chunk is None:
-                continue
-            chunk.metadata[TREE_NODE] = node.node_id
-            for keys in (chunk.excluded_embed_metadata_keys, chunk.excluded_llm_metadata_keys):
-                if TREE_NODE not in keys:
-                    keys.append(TREE_NODE)
-            chunk.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
-                node_id=tree_section_id(tree.doc_id, node.node_id), metadata={"title": node.title}
-            )
+            if chunk is not None:
+                point_chunk_to_node(tree, node, chunk)
 
 
 def _record(

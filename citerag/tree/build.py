@@ -217,6 +217,12 @@ def link_chunks(
 
 def _link(tree: DocumentTree, owner: TreeNode, chunk: TextNode) -> None:
     owner.chunk_ids.append(chunk.node_id)
+    point_chunk_to_node(tree, owner, chunk)
+
+
+def point_chunk_to_node(tree: DocumentTree, owner: TreeNode, chunk: TextNode) -> None:
+    """The chunk's side of the link: `tree_node` metadata (kept out of embed and LLM text) and
+    a PARENT relationship to the section."""
     chunk.metadata[TREE_NODE] = owner.node_id
     for keys in (chunk.excluded_embed_metadata_keys, chunk.excluded_llm_metadata_keys):
         if TREE_NODE not in keys:

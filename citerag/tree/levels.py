@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from citerag.tree.patterns import numbering
 
 MAX_LEVEL = 4
-_RANK = {"part": 1, "chapter": 1, "keyword": 1, "item": 2}
+_RANK = {"part": 1, "chapter": 1}  # items and keywords take the level items sit at
 _SECTION_KINDS = ("part", "chapter", "keyword", "item")  # what un-numbered tiers rank within
 
 

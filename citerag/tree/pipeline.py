@@ -236,8 +236,9 @@ def cited_page(
     that page only; else the section's best-matching sentences, citing the first one's page;
     else the best evidence page, without highlights."""
     sentences = split_sentences(content.text)
+    pages = [content.page_at(start, node.start_index) for start, _end in sentences]
     for page in evidence:
-        on_page = [s for s in sentences if content.page_at(s[0], node.start_index) == page]
+        on_page = [span for span, at in zip(sentences, pages, strict=True) if at == page]
         if not on_page:  # an empty list would make select_highlights read the whole section
             continue
         picked = select_highlights(question, content.text, on_page, None, None, k=3)
