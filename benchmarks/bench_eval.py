@@ -37,7 +37,13 @@ from benchmarks.project_system import (  # noqa: E402
     ingest_tag,
     project_variants,
 )  # noqa: E402
-from benchmarks.report import by_type, plot_recall_by_type, render_question_set  # noqa: E402
+from benchmarks.report import (  # noqa: E402
+    by_type,
+    plot_recall_by_type,
+    publish,
+    render_question_set,
+    shared_data_missing,
+)
 from citerag.engine import Engine  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import QualityReport, score_question, summarize  # noqa: E402
@@ -71,9 +77,7 @@ VARIANTS: dict[str, dict[str, object]] = {
 
 def main() -> int:
     args = _arguments()
-    missing = [p for p in [*PDFS, PG_QA, *QUESTION_SETS.values()] if not p.exists()]
-    if missing:
-        print(f"skipped: {missing[0]} is absent; put the shared evaluation data beside the project")
+    if shared_data_missing([*PDFS, PG_QA, *QUESTION_SETS.values()]):
         return 0
     with tempfile.TemporaryDirectory(prefix="citerag-bench-") as scratch:
         storage = Path(args.storage) if args.storage else Path(scratch)
@@ -85,10 +89,7 @@ def main() -> int:
             report = latency_only(engine) if args.latency_only else run(engine, args)
         finally:
             engine.close()
-    out = RESULTS / "retrieval.md"
-    out.write_text(report, encoding="utf-8")
-    print(report)
-    print(f"written to {out.relative_to(PROJECT)}")
+    publish(report, RESULTS / "retrieval.md")
     return 0
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(PROJECT))
 
 import pymupdf  # noqa: E402
 
+from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.answer.contract import AnswerResult  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
 from citerag.enrich.step import Enricher  # noqa: E402
@@ -46,7 +47,6 @@ PG_PDF = EVAL / "paul_graham" / "paul_graham_essay.pdf"
 PG_QA = EVAL / "paul_graham" / "paul_graham_qa.json"
 NETFLIX = EVAL / "finance" / "NETFLIX_2020_10K.pdf"
 FINANCE_QA = EVAL / "finance" / "finance_qa.json"
-RESULTS = PROJECT / "benchmarks" / "results"
 SCOPES = {
     "no filters": {"years": "none", "entities": "none"},
     "years on vectors": {"years": "vector", "entities": "none"},
@@ -63,9 +63,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--storage", help="keep storage here (re-runs skip ingest)")
     args = parser.parse_args()
-    missing = [p for p in (PG_PDF, PG_QA, NETFLIX, FINANCE_QA) if not p.exists()]
-    if missing:
-        print(f"skipped: {missing[0]} is absent; put the shared evaluation data beside the project")
+    if shared_data_missing([PG_PDF, PG_QA, NETFLIX, FINANCE_QA]):
         return 0
     with tempfile.TemporaryDirectory(prefix="citerag-subq-") as scratch:
         root = Path(args.storage) if args.storage else Path(scratch)
@@ -75,10 +73,7 @@ def main() -> int:
             report = render(ingest_rows, run(engine))
         finally:
             engine.close()
-    out = RESULTS / "subquestions.md"
-    out.write_text(report, encoding="utf-8")
-    print(report)
-    print(f"written to {out.relative_to(PROJECT)}")
+    publish(report, RESULTS / "subquestions.md")
     return 0
 
 

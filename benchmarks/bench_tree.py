@@ -37,7 +37,12 @@ sys.path.insert(0, str(PROJECT))
 import config  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
 from benchmarks.project_system import collection_for, ingest_all  # noqa: E402
-from benchmarks.report import render_latency_table, render_question_set  # noqa: E402
+from benchmarks.report import (  # noqa: E402
+    publish,
+    render_latency_table,
+    render_question_set,
+    shared_data_missing,
+)
 from citerag.engine import Engine  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.nodes import doc_name_of, page_of  # noqa: E402
@@ -99,9 +104,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--storage", help="keep the project's storage here (re-runs skip ingest)")
     args = parser.parse_args()
-    missing = [p for p in [*PDFS, *QUESTION_SETS.values()] if not p.exists()]
-    if missing:
-        print(f"skipped: {missing[0]} is absent; put the shared evaluation data beside the project")
+    if shared_data_missing([*PDFS, *QUESTION_SETS.values()]):
         return 0
     with tempfile.TemporaryDirectory(prefix="citerag-bench-tree-") as scratch:
         storage = Path(args.storage) if args.storage else Path(scratch)
@@ -113,9 +116,7 @@ def main() -> int:
             report = run(engine)
         finally:
             engine.close()
-    OUT.write_text(report, encoding="utf-8")
-    print(report)
-    print(f"written to {OUT.relative_to(PROJECT)}")
+    publish(report, OUT)
     return 0
 
 

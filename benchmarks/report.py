@@ -134,3 +134,19 @@ def plot_recall_by_type(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def shared_data_missing(paths: Sequence[Path]) -> bool:
+    """Says which shared input is absent (a benchmark then skips) and returns True; False when
+    all are there."""
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        print(f"skipped: {missing[0]} is absent; put the shared evaluation data beside the project")
+    return bool(missing)
+
+
+def publish(report: str, out: Path) -> None:
+    """Writes a benchmark's Markdown report where the README links it, and prints it."""
+    out.write_text(report, encoding="utf-8")
+    print(report)
+    print(f"written to {out.relative_to(RESULTS.parent.parent)}")
