@@ -172,10 +172,6 @@ def _contents_pages(runs: list[Run], body: Style) -> set[int]:
     return pages
 
 
-def _normalized(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
-
-
 def _without_tabs(candidates: list[Run]) -> list[Run]:
     """Short all-caps texts repeated as they are on several pages are tabs or running titles
     (a section titled "INCOME TAXES" is not one because a sub-section says "Income Taxes")."""
