@@ -104,6 +104,23 @@ class MilvusIndex:
             self.close()
             raise
 
+    @property
+    def uri(self) -> str:
+        return self._uri
+
+    @property
+    def is_server(self) -> bool:
+        return self._server
+
+    @property
+    def client(self) -> MilvusClient:
+        """The shared client; hold `lock` around every call on it."""
+        return self._client
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
     def _unavailable(self, error: Exception) -> BackendUnavailable:
         if not self._server and _locked_by_another_process(Path(self._uri)):
             return BackendUnavailable(
@@ -200,7 +217,7 @@ class MilvusIndex:
 
     def count(self, collection: str, doc_id: str | None = None) -> int:
         name = milvus_collection_name(collection)
-        expression = "" if doc_id is None else f"doc_id == {_quoted(doc_id)}"
+        expression = "" if doc_id is None else f"doc_id == {milvus_literal(doc_id)}"
         with self._lock:
             if not self._client.has_collection(name):
                 return 0
@@ -216,7 +233,7 @@ class MilvusIndex:
             self._load(name)
             result = self._client.query(
                 name,
-                filter=f"doc_id == {_quoted(doc_id)}",
+                filter=f"doc_id == {milvus_literal(doc_id)}",
                 output_fields=["id"],
                 limit=MAX_QUERY_ROWS,
             )
@@ -227,7 +244,7 @@ class MilvusIndex:
         with self._lock:
             if not self._client.has_collection(name):
                 return
-            self._client.delete(name, filter=f"doc_id == {_quoted(doc_id)}")
+            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
             if not self._server:
                 self._client.flush(name)
 
@@ -243,7 +260,7 @@ class MilvusIndex:
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
         """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
         name = milvus_collection_name(collection)
-        expression = f"doc_id not in [{', '.join(_quoted(d) for d in known)}]" if known else ""
+        expression = f"doc_id not in [{', '.join(milvus_literal(d) for d in known)}]" if known else ""
         with self._lock:
             if not self._client.has_collection(name):
                 return []
@@ -374,13 +391,13 @@ def _filter(
     if page_range is not None:
         clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
     if doc_ids is not None:
-        clauses.append(f"doc_id in [{', '.join(_quoted(d) for d in doc_ids)}]")
+        clauses.append(f"doc_id in [{', '.join(milvus_literal(d) for d in doc_ids)}]")
     if ids is not None:
-        clauses.append(f"id in [{', '.join(_quoted(i) for i in ids)}]")
+        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in ids)}]")
     return " and ".join(f"({clause})" for clause in clauses)
 
 
-def _quoted(value: str) -> str:
+def milvus_literal(value: str) -> str:
     # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
     return json.dumps(value)
 

@@ -1,0 +1,257 @@
+"""Keyword search inside Milvus: its BM25 `Function` turns an analyzed VARCHAR into a sparse
+vector, and full-text search ranks it (Milvus Lite 3.x, servers from 2.5).
+
+One keyword collection per user collection, one partition per kind: BM25 statistics (document
+count, average length, document frequencies) are kept per segment and a segment belongs to one
+partition, so long pages never skew the statistics of short chunks.
+
+Milvus's `standard` analyzer splits on word characters and lower-cases, nothing more: no stop
+words, no stemming, and "3.5" becomes two tokens. By default the stored and queried text is the
+project's own tokens (`bm25_index.tokenize`) joined by spaces, with a number's "." turned into
+"_" (a word character) so that it stays one token; Milvus then ranks the same terms as bm25s.
+
+Milvus Lite computes IDF and average length per segment, not per collection: each flushed
+document starts as its own segment and small segments are merged four at a time, so until they
+are, a document's chunks are scored against that document's statistics. A term frequent in one
+document but rare in the library then weighs less than it would globally (measured in
+benchmarks/results/keywords.md).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+from citerag.errors import BackendUnavailable
+from citerag.store.bm25_index import tokenize
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
+from citerag.store.milvus_index import (
+    ID_BYTES,
+    MilvusIndex,
+    milvus_collection_name,
+    milvus_literal,
+    truncate_utf8,
+)
+
+
+
+class _LiteSessionTimestamp(logging.Filter):
+    """Milvus Lite answers no session timestamp to a query iterator, which then uses the
+    client's clock (harmless: collections here are strongly consistent) and warns every time."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_LiteSessionTimestamp())
+
+SUFFIX = "_kw"
+DOC_ID_BYTES = 128
+KIND_BYTES = 8
+# VARCHAR's ceiling; a page's token text is far shorter, so truncation only guards odd pages.
+TEXT_BYTES = 65535
+# The project's bm25s ranks with Lucene's IDF and k1 1.5, b 0.75; Milvus Lite's BM25 uses the
+# same IDF, and setting k1 and b here makes servers (default k1 1.2) rank the same way.
+BM25_PARAMS = {"bm25_k1": 1.5, "bm25_b": 0.75}
+# Ids per `id in [...]` filter: longer lists are searched in slices and the results merged.
+MAX_FILTER_IDS = 2000
+INSERT_BATCH = 1000
+QUERY_BATCH = 4096
+
+
+def keyword_collection_name(collection: str) -> str:
+    return milvus_collection_name(collection) + SUFFIX
+
+
+def analyzer_text(text: str) -> str:
+    """The project's tokens in a form the standard analyzer splits back into the same tokens."""
+    return " ".join(token.replace(".", "_") for token in tokenize(text))
+
+
+class MilvusKeywordIndex:
+    """`KeywordIndex` on the client and lock of a `MilvusIndex` (which owns and closes them).
+
+    `pretokenize` False stores and queries the raw text (Milvus's analyzer alone), kept for the
+    comparison in benchmarks/bench_keywords.py.
+    """
+
+    def __init__(self, index: MilvusIndex, pretokenize: bool = True) -> None:
+        if not index.capabilities.bm25_function:
+            raise BackendUnavailable(
+                f"Milvus at {index.uri} is version {index.capabilities.version}, which has no "
+                "BM25 function (servers from 2.5 and Milvus Lite 3.x do); use the bm25s keyword "
+                "backend with it or upgrade the server."
+            )
+        self._client: MilvusClient = index.client
+        self._lock = index.lock
+        self._server = index.is_server
+        self._pretokenize = pretokenize
+        self._loaded: set[str] = set()
+
+    def add_document(
+        self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]
+    ) -> None:
+        """Replace the document's rows by `entries` (adding the same document twice is safe)."""
+        name = keyword_collection_name(collection)
+        rows = {kind: [self._row(doc_id, e) for e in entries if e.kind == kind] for kind in KINDS}
+        with self._lock:
+            self._ensure(name)
+            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
+            for kind, kind_rows in rows.items():
+                for start in range(0, len(kind_rows), INSERT_BATCH):
+                    batch = kind_rows[start : start + INSERT_BATCH]
+                    self._client.insert(name, batch, partition_name=kind)
+            self._flush(name)
+
+    def remove_document(self, collection: str, doc_id: str) -> None:
+        name = keyword_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return
+            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
+            self._flush(name)
+
+    def search(
+        self,
+        collection: str,
+        kind: KeywordKind,
+        query: str,
+        top_k: int,
+        allowed_ids: Collection[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The best `top_k` ids of `kind` with a positive BM25 score, best first."""
+        text = self._text(query)
+        if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
+            return []
+        name = keyword_collection_name(collection)
+        filters = _id_filters(allowed_ids)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return []
+            self._load(name)
+            found = [self._search(name, kind, text, top_k, expression) for expression in filters]
+        return heapq.nlargest(top_k, (hit for hits in found for hit in hits), key=_score)
+
+    def _search(
+        self, name: str, kind: KeywordKind, text: str, top_k: int, expression: str
+    ) -> list[tuple[str, float]]:
+        hits = self._client.search(
+            name,
+            data=[text],
+            anns_field="sparse",
+            limit=top_k,
+            filter=expression,
+            partition_names=[kind],
+            output_fields=["id"],
+            search_params={"metric_type": "BM25"},
+        )[0]
+        # Milvus Lite reports the BM25 score negated as a distance, servers report it as is.
+        scored = [(str(hit["id"]), abs(float(hit["distance"]))) for hit in hits]
+        return [(chunk_id, score) for chunk_id, score in scored if score > 0]
+
+    def doc_ids(self, collection: str) -> set[str]:
+        name = keyword_collection_name(collection)
+        with self._lock:
+            if not self._client.has_collection(name):
+                return set()
+            self._load(name)
+            return {str(row["doc_id"]) for row in self._all_rows(name, ["doc_id"])}
+
+    def _all_rows(self, name: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+        # A plain query answers at most 16384 rows; the iterator pages through any number.
+        rows = self._client.query_iterator(
+            name, batch_size=QUERY_BATCH, filter='id != ""', output_fields=fields
+        )
+        try:
+            while batch := rows.next():
+                yield from batch
+        finally:
+            rows.close()
+
+    def drop_collection(self, collection: str) -> None:
+        name = keyword_collection_name(collection)
+        with self._lock:
+            self._client.drop_collection(name)
+            self._loaded.discard(name)
+
+    def close(self) -> None:
+        """Nothing to release: the `MilvusIndex` closes the shared client."""
+
+    def _text(self, text: str) -> str:
+        return analyzer_text(text) if self._pretokenize else text
+
+    def _row(self, doc_id: str, entry: KeywordEntry) -> dict[str, Any]:
+        if len(entry.id.encode("utf-8")) > ID_BYTES:
+            raise ValueError(f"keyword entry id {entry.id!r} is longer than {ID_BYTES} bytes")
+        return {
+            "id": entry.id,
+            "doc_id": truncate_utf8(doc_id, DOC_ID_BYTES),
+            "kind": entry.kind,
+            "text": truncate_utf8(self._text(entry.text), TEXT_BYTES),
+        }
+
+    def _ensure(self, name: str) -> None:
+        if self._client.has_collection(name):
+            self._load(name)
+            return
+        index_params = self._client.prepare_index_params()
+        index_params.add_index(
+            field_name="sparse",
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params=dict(BM25_PARAMS),
+        )
+        self._client.create_collection(
+            name, schema=_schema(), index_params=index_params, consistency_level="Strong"
+        )
+        for kind in KINDS:
+            self._client.create_partition(name, kind)
+        self._loaded.add(name)
+
+    def _load(self, name: str) -> None:
+        if name not in self._loaded:
+            self._client.load_collection(name)
+            self._loaded.add(name)
+
+    def _flush(self, name: str) -> None:
+        # As in MilvusIndex.insert: Lite scans unflushed rows slowly (and rebuilds their BM25
+        # statistics on every search); a server indexes growing segments itself.
+        if not self._server:
+            self._client.flush(name)
+
+
+def _schema() -> Any:
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_BYTES)
+    schema.add_field("kind", DataType.VARCHAR, max_length=KIND_BYTES)
+    schema.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES, enable_analyzer=True)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
+    return schema
+
+
+def _id_filters(allowed_ids: Collection[str] | None) -> list[str]:
+    """One filter expression per slice of `allowed_ids` ("" for no restriction)."""
+    if allowed_ids is None:
+        return [""]
+    ids = sorted(allowed_ids)
+    return [
+        f"id in [{', '.join(milvus_literal(i) for i in ids[start : start + MAX_FILTER_IDS])}]"
+        for start in range(0, len(ids), MAX_FILTER_IDS)
+    ]
+
+
+def _score(hit: tuple[str, float]) -> float:
+    return hit[1]
