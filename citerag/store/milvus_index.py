@@ -260,7 +260,9 @@ class MilvusIndex:
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
         """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
         name = milvus_collection_name(collection)
-        expression = f"doc_id not in [{', '.join(milvus_literal(d) for d in known)}]" if known else ""
+        expression = (
+            f"doc_id not in [{', '.join(milvus_literal(d) for d in known)}]" if known else ""
+        )
         with self._lock:
             if not self._client.has_collection(name):
                 return []

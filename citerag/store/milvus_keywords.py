@@ -38,7 +38,6 @@ from citerag.store.milvus_index import (
 )
 
 
-
 class _LiteSessionTimestamp(logging.Filter):
     """Milvus Lite answers no session timestamp to a query iterator, which then uses the
     client's clock (harmless: collections here are strongly consistent) and warns every time."""
@@ -92,9 +91,7 @@ class MilvusKeywordIndex:
         self._pretokenize = pretokenize
         self._loaded: set[str] = set()
 
-    def add_document(
-        self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]
-    ) -> None:
+    def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         """Replace the document's rows by `entries` (adding the same document twice is safe)."""
         name = keyword_collection_name(collection)
         rows = {kind: [self._row(doc_id, e) for e in entries if e.kind == kind] for kind in KINDS}

@@ -1,0 +1,331 @@
+"""Keyword search alone, bm25s beside Milvus's BM25 function, on every labelled set.
+
+Every backend indexes the same texts: the chunk and page texts the project stores (`keyword_text`
+per chunk, `page_texts` per page) for every shared PDF as one library, made by ingest's own
+parse and chunk steps (embedding took over 13 minutes per 10-K on the loaded machine, and
+keyword texts do not depend on vectors). Backends: the project's bm25s index (built over the
+whole library, as the engine does), Milvus BM25 on the raw text (its standard analyzer alone)
+and Milvus BM25 on the project's tokens (`MilvusKeywordIndex`'s default). Milvus gets one
+`add_document` per document, as ingest would give it, in a fresh Milvus Lite folder.
+
+Each question is asked two ways: of its document (allowed_ids: that document's entries, how
+the engine asks a question about one PDF) and of the whole library (a hit needs the right
+document too). Page hit@k ranks pages by the first chunk found on them ("chunk") or ranks the
+page texts themselves ("page"). The essay's questions score chunks against their reference
+contexts (citerag.eval.metrics). Run: python benchmarks/bench_keywords.py (parses are cached
+in the storage folder's parse cache, so a second run starts at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.schema import TextNode
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+import config  # noqa: E402
+from benchmarks.page_metrics import score_pages, summarize_pages  # noqa: E402
+from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
+from citerag.chunk.chunker import chunk_document  # noqa: E402
+from citerag.eval.machine import describe_machine  # noqa: E402
+from citerag.eval.metrics import percentile, score_question, summarize  # noqa: E402
+from citerag.ingest.pipeline import ingest_key  # noqa: E402
+from citerag.nodes import doc_id_of, doc_name_of, keyword_text, page_of  # noqa: E402
+from citerag.parse.select import parse_document  # noqa: E402
+from citerag.parse.validate import inspect_pdf  # noqa: E402
+from citerag.retrieve.collection_state import page_texts  # noqa: E402
+from citerag.settings import Settings, settings_from_config  # noqa: E402
+from citerag.store.bm25_index import BM25Index  # noqa: E402
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E402
+from citerag.store.milvus_index import MilvusIndex  # noqa: E402
+from citerag.store.milvus_keywords import MilvusKeywordIndex  # noqa: E402
+
+EVAL = PROJECT.parent / "shared" / "eval"
+PAGE_SETS = {
+    "10-K (finance_qa)": EVAL / "finance" / "finance_qa.json",
+    "10-K statements": PROJECT / "benchmarks" / "data" / "statement_questions.json",
+    "MMLongBench-Doc dev": EVAL / "mmlongbench_dev" / "questions.json",
+}
+ESSAY = EVAL / "paul_graham" / "paul_graham_qa.json"
+ESSAY_PDF = "paul_graham_essay.pdf"
+PDF_FOLDERS = (
+    EVAL / "paul_graham",
+    EVAL / "career_ai",
+    EVAL / "finance",
+    EVAL / "mmlongbench_dev" / "pdfs",
+)
+KS = (1, 5, 10)
+TOP_K = 30  # chunks fetched to rank 10 distinct pages
+OUT = RESULTS / "keywords.md"
+
+Hit = tuple[str, float]
+
+
+@dataclass
+class Corpus:
+    """The stored texts, per document, and where each entry id sits (document, page)."""
+
+    entries: dict[str, list[KeywordEntry]]  # doc_id -> entries
+    place: dict[str, tuple[str, int]]  # entry id -> (doc_id, page)
+    text: dict[str, str]  # entry id -> text
+    doc_of_name: dict[str, str]
+
+
+def stored_chunks(pdfs: Sequence[Path], settings: Settings) -> list[TextNode]:
+    """The chunks ingest would store for `pdfs` (its parse and chunk steps, its document ids),
+    without embedding them: keyword texts do not depend on vectors or enrichment."""
+    chunks: list[TextNode] = []
+    for path in pdfs:
+        info = inspect_pdf(path)
+        parsed = parse_document(
+            path, info.sha256, settings.parser, settings.parse_cache_dir, settings.mineru_tier
+        )
+        parsed = replace(parsed, doc_id=ingest_key(info.sha256, settings))
+        chunks += chunk_document(parsed, settings.chunk_size, settings.chunk_overlap)
+        print(f"parsed {path.name}: {len(parsed.pages)} pages", flush=True)
+    return chunks
+
+
+def load_corpus(nodes: Sequence[TextNode]) -> Corpus:
+    corpus = Corpus(defaultdict(list), {}, {}, {})
+    for node in nodes:
+        entry = KeywordEntry(node.node_id, "chunk", keyword_text(node))
+        corpus.entries[doc_id_of(node)].append(entry)
+        corpus.place[node.node_id] = (doc_id_of(node), page_of(node))
+        corpus.doc_of_name[doc_name_of(node)] = doc_id_of(node)
+    keys, texts = page_texts(nodes)
+    for key, text in zip(keys, texts, strict=True):
+        corpus.entries[key.doc_id].append(KeywordEntry(key.id, "page", text))
+        corpus.place[key.id] = (key.doc_id, key.page)
+    for entries in corpus.entries.values():
+        corpus.text.update((e.id, e.text) for e in entries)
+    return corpus
+
+
+Search = Callable[[KeywordKind, str, int, Collection[str] | None], list[Hit]]
+
+
+def bm25s_backend(corpus: Corpus) -> Search:
+    indexes = {kind: BM25Index() for kind in KINDS}
+    for kind, index in indexes.items():
+        chosen = [e for entries in corpus.entries.values() for e in entries if e.kind == kind]
+        index.build([e.id for e in chosen], [e.text for e in chosen])
+
+    def search(kind: KeywordKind, query: str, k: int, allowed: Collection[str] | None) -> list[Hit]:
+        return indexes[kind].search(query, k, None if allowed is None else set(allowed))
+
+    return search
+
+
+def milvus_backend(corpus: Corpus, folder: Path, pretokenize: bool) -> tuple[Search, MilvusIndex]:
+    milvus = MilvusIndex(str(folder / "milvus.db"))
+    keywords = MilvusKeywordIndex(milvus, pretokenize=pretokenize)
+    for doc_id, entries in corpus.entries.items():
+        keywords.add_document("bench", doc_id, entries)
+
+    def search(kind: KeywordKind, query: str, k: int, allowed: Collection[str] | None) -> list[Hit]:
+        return keywords.search("bench", kind, query, k, allowed)
+
+    return search, milvus
+
+
+@dataclass
+class Row:
+    set_name: str
+    scope: str
+    kind: str
+    questions: int
+    backend: str
+    hit_at: dict[int, float]
+    p50_ms: float
+
+
+def timed(search: Search, latencies: list[float], *args: Any) -> list[Hit]:
+    start = time.perf_counter()
+    hits = search(*args)
+    latencies.append((time.perf_counter() - start) * 1000)
+    return hits
+
+
+def page_rows(
+    corpus: Corpus, backend: str, search: Search, set_name: str, questions: list[dict[str, Any]]
+) -> list[Row]:
+    rows = []
+    for scope in ("document", "library"):
+        for kind in KINDS:
+            scores, latencies = [], []
+            for q in questions:
+                doc_id = corpus.doc_of_name[q["document"]]
+                allowed = _ids_of(corpus, doc_id) if scope == "document" else None
+                hits = timed(search, latencies, kind, q["question"], TOP_K, allowed)
+                pages = ranked_pages(corpus, hits, doc_id)
+                scores.append(score_pages(pages, q["evidence_pages"], q["id"], ks=KS))
+            summary = summarize_pages(scores, KS)
+            rows.append(
+                Row(
+                    set_name,
+                    scope,
+                    kind,
+                    len(questions),
+                    backend,
+                    dict(summary.recall_at),
+                    percentile(latencies, 0.5),
+                )
+            )
+    return rows
+
+
+def essay_rows(corpus: Corpus, backend: str, search: Search, questions: list[dict]) -> list[Row]:
+    rows = []
+    doc_id = corpus.doc_of_name[ESSAY_PDF]
+    for scope in ("document", "library"):
+        allowed = _ids_of(corpus, doc_id) if scope == "document" else None
+        scores, latencies = [], []
+        for q in questions:
+            hits = timed(search, latencies, "chunk", q["query"], max(KS), allowed)
+            texts = [corpus.text[i] for i, _ in hits]
+            scores.append(score_question(texts, q["reference_contexts"], recall_ks=(5, 10)))
+        report = summarize(scores, hit_ks=KS)
+        rows.append(
+            Row(
+                "Paul Graham essay (context hit)",
+                scope,
+                "chunk",
+                len(questions),
+                backend,
+                dict(report.hit_at),
+                percentile(latencies, 0.5),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class _Page:
+    page: int
+
+
+def ranked_pages(corpus: Corpus, hits: list[Hit], doc_id: str) -> list[_Page]:
+    """The pages of `hits` in rank order; another document's page gets a negative number of
+    its own, so it takes a rank and never counts as evidence."""
+    foreign: dict[tuple[str, int], int] = {}
+    pages = []
+    for entry_id, _ in hits:
+        place = corpus.place[entry_id]
+        if place[0] == doc_id:
+            pages.append(_Page(place[1]))
+        else:
+            pages.append(_Page(-foreign.setdefault(place, len(foreign) + 1)))
+    return pages
+
+
+def _ids_of(corpus: Corpus, doc_id: str) -> set[str]:
+    return {e.id for e in corpus.entries[doc_id]}
+
+
+def filter_cost(search: Search, corpus: Corpus, sizes: Sequence[int]) -> list[tuple[int, float]]:
+    """p50 ms of a chunk search restricted to `size` ids (sliced filters past MAX_FILTER_IDS)."""
+    chunks = (e.id for entries in corpus.entries.values() for e in entries if e.kind == "chunk")
+    chunk_ids = sorted(chunks)
+    results = []
+    for size in sizes:
+        allowed = chunk_ids[:size] if size else None
+        latencies: list[float] = []
+        for query in ("revenue growth", "operating income", "cash flow statement"):
+            timed(search, latencies, "chunk", query, 10, allowed)
+        results.append((size, percentile(latencies, 0.5)))
+    return results
+
+
+def render(rows: list[Row], build_s: dict[str, float], filters: dict[str, list], note: str) -> str:
+    header = "| set | scope | ranked | questions | backend | hit@1 | hit@5 | hit@10 | p50 ms |"
+    lines = [header, "|---|---|---|---:|---|---:|---:|---:|---:|"]
+    for r in rows:
+        hits = " | ".join(f"{r.hit_at[k]:.3f}" for k in KS)
+        lines.append(
+            f"| {r.set_name} | {r.scope} | {r.kind} | {r.questions} | {r.backend} | {hits} | "
+            f"{r.p50_ms:.1f} |"
+        )
+    builds = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in build_s.items())
+    filter_lines = ["| backend | allowed ids | p50 ms |", "|---|---:|---:|"]
+    for name, measured in filters.items():
+        filter_lines += [f"| {name} | {size or 'none'} | {ms:.1f} |" for size, ms in measured]
+    return "\n".join(
+        [
+            "# Keyword search: bm25s beside Milvus BM25",
+            "",
+            note,
+            "",
+            *lines,
+            "",
+            f"Index build (all documents): {builds}.",
+            "",
+            "Cost of an id filter (chunk search):",
+            "",
+            *filter_lines,
+            "",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.parse_args()
+    if shared_data_missing([ESSAY, *PAGE_SETS.values(), *PDF_FOLDERS]):
+        return
+    settings = settings_from_config(config)
+    pdfs = sorted(p for folder in PDF_FOLDERS for p in folder.glob("*.pdf"))
+    corpus = load_corpus(stored_chunks(pdfs, settings))
+    missing = {q["document"] for p in PAGE_SETS.values() for q in _load(p)} - set(
+        corpus.doc_of_name
+    )
+    print(f"{len(corpus.place)} entries over {len(corpus.entries)} documents; absent: {missing}")
+    with tempfile.TemporaryDirectory() as scratch:
+        backends, build_s, opened = {}, {}, []
+        start = time.perf_counter()
+        backends["bm25s"] = bm25s_backend(corpus)
+        build_s["bm25s"] = time.perf_counter() - start
+        for name, pretokenize in (("Milvus raw text", False), ("Milvus pre-tokenized", True)):
+            start = time.perf_counter()
+            folder = Path(scratch) / name.replace(" ", "_")
+            backends[name], milvus = milvus_backend(corpus, folder, pretokenize)
+            build_s[name] = time.perf_counter() - start
+            opened.append(milvus)
+        rows: list[Row] = []
+        for set_name, path in PAGE_SETS.items():
+            asked = [q for q in _load(path) if q["document"] in corpus.doc_of_name]
+            for name, search in backends.items():
+                rows += page_rows(corpus, name, search, set_name, asked)
+        if ESSAY_PDF in corpus.doc_of_name:
+            for name, search in backends.items():
+                rows += essay_rows(corpus, name, search, _load(ESSAY))
+        sizes = (0, 100, 1000, 2000, 5000)
+        filters = {name: filter_cost(search, corpus, sizes) for name, search in backends.items()}
+        for milvus in opened:
+            milvus.close()
+    note = (
+        f"Machine: {describe_machine()}; 2 cores shared with other sessions (loaded: timings "
+        f"are noisy, compare within a row group). Corpus: every shared PDF as one library, "
+        f"{len(corpus.entries)} documents, {len(corpus.place)} chunk and page texts. "
+        f"Top {TOP_K} chunks (10 for the essay) per question."
+    )
+    publish(render(rows, build_s, filters, note), OUT)
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text(encoding="utf-8")))
+
+
+if __name__ == "__main__":
+    main()
