@@ -35,11 +35,11 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 import config  # noqa: E402
-from benchmarks.page_metrics import score_pages, summarize_pages  # noqa: E402
+from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.eval.metrics import percentile, score_question, summarize  # noqa: E402
+from citerag.eval.metrics import QuestionScore, percentile, score_question, summarize  # noqa: E402
 from citerag.ingest.pipeline import ingest_key  # noqa: E402
 from citerag.nodes import doc_id_of, doc_name_of, keyword_text, page_of  # noqa: E402
 from citerag.parse.select import parse_document  # noqa: E402
@@ -164,7 +164,8 @@ def page_rows(
     rows = []
     for scope in ("document", "library"):
         for kind in KINDS:
-            scores, latencies = [], []
+            scores: list[PageScore] = []
+            latencies: list[float] = []
             for q in questions:
                 doc_id = corpus.doc_of_name[q["document"]]
                 allowed = _ids_of(corpus, doc_id) if scope == "document" else None
@@ -191,7 +192,8 @@ def essay_rows(corpus: Corpus, backend: str, search: Search, questions: list[dic
     doc_id = corpus.doc_of_name[ESSAY_PDF]
     for scope in ("document", "library"):
         allowed = _ids_of(corpus, doc_id) if scope == "document" else None
-        scores, latencies = [], []
+        scores: list[QuestionScore] = []
+        latencies: list[float] = []
         for q in questions:
             hits = timed(search, latencies, "chunk", q["query"], max(KS), allowed)
             texts = [corpus.text[i] for i, _ in hits]
