@@ -106,6 +106,7 @@ def test_collections_are_apart_and_drop_removes_one(keywords: MilvusKeywordIndex
     assert ids(keywords.search("other", "chunk", "revenue", 10)) == ["e1"]
 
 
+@pytest.mark.slow  # a second Milvus Lite open: over a second
 def test_the_index_reopens_with_its_data(tmp_path: Path) -> None:
     path = str(tmp_path / "milvus.db")
     first = MilvusIndex(path)
