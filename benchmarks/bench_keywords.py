@@ -140,6 +140,20 @@ def milvus_backend(corpus: Corpus, folder: Path, pretokenize: bool) -> tuple[Sea
     return search, milvus
 
 
+def segment_rows(folder: Path) -> dict[str, list[int]]:
+    """Rows per Milvus Lite segment (data file) of each kind, read from the folder (for the
+    report only: BM25 statistics are per segment)."""
+    import pyarrow.parquet as pq
+
+    return {
+        kind: sorted(
+            pq.read_metadata(path).num_rows
+            for path in folder.glob(f"milvus.db/collections/*/partitions/{kind}/data/*.parquet")
+        )
+        for kind in KINDS
+    }
+
+
 @dataclass
 class Row:
     set_name: str
@@ -311,6 +325,7 @@ def main() -> None:
             backends[name], milvus = milvus_backend(corpus, folder, pretokenize)
             build_s[name] = time.perf_counter() - start
             opened.append(milvus)
+            print(f"{name}: rows per segment {segment_rows(folder)}", flush=True)
         rows: list[Row] = []
         for set_name, path in PAGE_SETS.items():
             asked = [q for q in _load(path) if q["document"] in corpus.doc_of_name]

@@ -69,14 +69,26 @@ def test_allowed_ids_restrict_results(keywords: MilvusKeywordIndex) -> None:
     assert keywords.search("reports", "chunk", "revenue", 10, allowed_ids=set()) == []
 
 
-def test_allowed_ids_longer_than_one_filter_are_all_searched(
+def test_many_allowed_ids_are_checked_on_the_best_matches(
     keywords: MilvusKeywordIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("citerag.store.milvus_keywords.MAX_FILTER_IDS", 1)
     hits = keywords.search("reports", "chunk", "revenue grew", 2, allowed_ids={"n1", "m1", "m2"})
-    assert len(hits) == 2
-    assert set(ids(hits)) <= {"n1", "m1", "m2"}
-    assert hits[0][1] >= hits[1][1]
+    expected = keywords.search("reports", "chunk", "revenue grew", 10)
+    assert hits == [hit for hit in expected if hit[0] in {"n1", "m1", "m2"}][:2]
+
+
+def test_allowed_ids_outside_the_best_matches_are_still_found(
+    keywords: MilvusKeywordIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for constant in ("MAX_FILTER_IDS", "FETCH_MIN"):
+        monkeypatch.setattr(f"citerag.store.milvus_keywords.{constant}", 0)
+    monkeypatch.setattr("citerag.store.milvus_keywords.FETCH_FACTOR", 1)
+    monkeypatch.setattr("citerag.store.milvus_keywords.FILTER_SLICE", 1)
+    best = keywords.search("reports", "chunk", "revenue", 1)
+    others = {"n1", "m1", "m2"} - set(ids(best))
+    hits = keywords.search("reports", "chunk", "revenue", 1, allowed_ids=others)
+    assert len(hits) == 1 and hits[0][0] in others
 
 
 def test_top_k_limits_results(keywords: MilvusKeywordIndex) -> None:
