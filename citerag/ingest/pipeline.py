@@ -68,6 +68,7 @@ class IngestOutcome:
     pages: int
     chunks: int
     seconds: float
+    same_as: str = ""  # skipped because these bytes are stored under this other name
 
 
 class Ingestor:
@@ -99,7 +100,10 @@ class Ingestor:
         if existing is not None:
             if existing.status == "ready" and self._is_consistent(collection, doc_id):
                 stored = self._docstore.count_chunks(collection, doc_id)
-                return IngestOutcome(path.name, doc_id, "skipped", existing.pages, stored, 0.0)
+                same_as = existing.name if existing.name != path.name else ""
+                return IngestOutcome(
+                    path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                )
             log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
             self.remove(collection, doc_id)
             status = "repaired"
