@@ -65,3 +65,15 @@ def test_scanned_pdf_without_text_layer_is_refused_with_ocr_advice(tmp_path: Pat
     with pytest.raises(InputError, match="ocrmypdf") as raised:
         inspect_pdf(path)
     assert str(raised.value).count(". ") == 0  # one sentence
+
+
+def test_a_page_larger_than_fifty_letter_pages_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "giant.pdf"
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "A normal first page.")
+    doc.new_page(width=14_400, height=14_400).insert_text((72, 72), "One enormous page.")
+    doc.save(path)
+    with pytest.raises(InputError) as refused:
+        inspect_pdf(path)
+    message = str(refused.value)
+    assert "14400 x 14400 pt (page 2)" in message and message.count(".") <= 2
