@@ -77,3 +77,12 @@ def test_a_page_larger_than_fifty_letter_pages_is_refused_in_one_sentence(tmp_pa
         inspect_pdf(path)
     message = str(refused.value)
     assert "14400 x 14400 pt (page 2)" in message and message.count(".") <= 2
+
+
+@pytest.mark.parametrize("target", ["loop.pdf", "missing.pdf"])
+def test_a_symlink_loop_or_dangling_link_is_named_as_a_link(tmp_path: Path, target: str) -> None:
+    link = tmp_path / "loop.pdf"
+    link.symlink_to(tmp_path / target)
+    with pytest.raises(InputError) as refused:
+        inspect_pdf(link)
+    assert "symbolic link that leads nowhere" in str(refused.value)

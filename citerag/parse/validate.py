@@ -24,6 +24,11 @@ class PdfInfo:
 def inspect_pdf(path: Path) -> PdfInfo:
     """Hash and page count of a readable, unencrypted PDF with a text layer, or an InputError."""
     if not path.exists():
+        if path.is_symlink():
+            raise InputError(
+                f"{path} is a symbolic link that leads nowhere (a loop or a missing target); "
+                "point it at a PDF or give the file itself."
+            )
         raise InputError(f"{path} does not exist; check the path and try again.")
     if not path.is_file():
         raise InputError(f"{path} is not a file; give the path of a PDF file.")
