@@ -116,6 +116,7 @@ def fake_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeEn
     monkeypatch.setitem(sys.modules, "config", fake_config)  # removed again afterwards
     engine_module = types.ModuleType("citerag.engine")
     engine_module.Engine = FakeEngine  # type: ignore[attr-defined]
+    engine_module.check_collection_name = lambda name: name  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "citerag.engine", engine_module)
     monkeypatch.setattr(FakeEngine, "opened", [])
     return FakeEngine
