@@ -58,7 +58,7 @@ def _resolve(path: Path) -> Path:
 
 def _loop_sentence(path: Path, target: Path | None = None) -> str:
     where = f" (it leads back to {target})" if target is not None else ""
-    return f"{path} is a symlink loop{where}; remove the link or name the folder it should reach."
+    return f"{path} is a symlink loop{where}; remove the link or point it at a real file or folder."
 
 
 class _Walk:
