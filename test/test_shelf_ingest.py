@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+import pymupdf
 import pytest
 from helpers import corrupt_pdf, encrypted_pdf, scanned_pdf, text_pdf
 
@@ -60,8 +61,8 @@ def _deny_reads(monkeypatch: pytest.MonkeyPatch, locked: Path) -> None:
     real_scandir, real_read_bytes = os.scandir, Path.read_bytes
     target = os.path.realpath(locked)
 
-    def denied(path: Any) -> bool:
-        return os.path.realpath(path) == target
+    def denied(path: Any) -> bool:  # shutil.rmtree scans by file descriptor: never denied
+        return isinstance(path, str | os.PathLike) and os.path.realpath(path) == target
 
     def scandir(path: Any = ".") -> Any:
         if denied(path):
@@ -134,6 +135,20 @@ def test_symlink_loops_are_reported_and_the_rest_is_still_found(tmp_path: Path) 
     assert f"leads back to {shelf.resolve()}" in problems["shelf/sub/up"]
     assert [item.path.name for item in found if item.ok] == ["good.pdf"]
     assert paths_of(found, tmp_path).count("shelf/self.pdf") == 2  # named twice: said twice
+
+
+def test_a_link_to_a_folder_above_is_a_loop_even_when_that_folder_was_not_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to("..")
+    (tmp_path / "sub" / "sideways").symlink_to(tmp_path / "other")
+    (tmp_path / "other").mkdir()
+    text_pdf(tmp_path / "other" / "o.pdf")
+    text_pdf(tmp_path / "top.pdf")
+    found = discover_pdfs([tmp_path / "sub"])
+    assert paths_of(found, tmp_path) == ["sub/sideways/o.pdf", "sub/up"]
+    assert "symlink loop" in found[1].problem
 
 
 def test_missing_paths_and_named_non_pdfs_get_a_sentence_in_their_place(tmp_path: Path) -> None:
@@ -324,11 +339,23 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, captured.out, captured.err
 
 
+def prose_pdf(path: Path, pages: list[str]) -> Path:
+    """A page per sentence: lines that differ, so none is taken for a running header."""
+    with pymupdf.open() as doc:
+        for sentence in pages:
+            doc.new_page().insert_text((72, 72), sentence)
+        doc.save(path)
+    return path
+
+
 def make_shelf(root: Path, unreadable: MakeUnreadable) -> dict[str, str]:
     """Two good PDFs (one nested) and one of each bad kind; the bad ones' names -> fragment."""
     (root / "nested").mkdir(parents=True)
-    text_pdf(root / "good.pdf", pages=2, subject="Lighthouses of Norway.")
-    text_pdf(root / "nested" / "other.pdf", pages=3, subject="Hybrid retrieval fuses scores.")
+    prose_pdf(root / "good.pdf", ["Lighthouses guard the coast of Norway.", "Keepers log storms."])
+    prose_pdf(
+        root / "nested" / "other.pdf",
+        ["Hybrid retrieval fuses scores.", "Rerankers reorder passages.", "Citations name pages."],
+    )
     corrupt_pdf(root / "corrupt.pdf")
     encrypted_pdf(root / "encrypted.pdf")
     scanned_pdf(root / "scanned.pdf")
@@ -521,3 +548,8 @@ def test_ctrl_c_while_storing_keeps_the_finished_files_and_nothing_half_written(
     assert out.splitlines()[0].startswith("a.pdf: ingested (2 pages, ")
     [document] = listing(capsys, "k")
     assert document["name"] == "a.pdf" and document["health"] == "ok"
+    with main.open_engine() as engine:  # below the listing, which shows ready documents only
+        records = engine.docstore.list_documents("k", include_pending=True)
+        assert [(r.name, r.status) for r in records] == [("a.pdf", "ready")]
+        assert engine.vectors.count("k") == document["chunksInMilvus"]
+        assert {c.ref_doc_id for c in engine.docstore.ready_chunks("k")} == {document["docId"]}

@@ -3,8 +3,10 @@
 The order is deterministic (the paths as given, each folder's entries by name, depth first), a
 file reached twice (through a link, a repeated argument or an enclosing folder) is listed once,
 and what cannot be ingested is listed with the one sentence that says why, in its place: a
-missing path, a named file that is not a PDF, a folder that cannot be read, a symlink loop, and
-a second file with a name this run already ingests (documents are stored by file name).
+missing path, a named file that is not a PDF, a folder that cannot be read, a symlink loop (a link
+that leads to itself, or to a folder that holds the link), and a second file with a name this run
+already ingests (documents are stored by file name). Links between sibling folders are followed;
+a folder reached twice is searched once, so no walk goes round.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class _Walk:
             self._problem(path, _unreadable(path, error))
             return
         if real.is_dir():
-            self._folder(path, real, frozenset())
+            self._folder(path, real)
         elif not real.is_file():
             self._problem(path, f"{path} is not a file; give the path of a PDF file.")
         elif not is_pdf_name(path):
@@ -93,7 +95,7 @@ class _Walk:
         else:
             self._file(path, real)
 
-    def _folder(self, folder: Path, real: Path, ancestors: frozenset[Path]) -> None:
+    def _folder(self, folder: Path, real: Path) -> None:
         if real in self._folders:
             return  # searched already, through another path
         self._folders.add(real)
@@ -102,11 +104,10 @@ class _Walk:
         except OSError as error:
             self._problem(folder, _unreadable(folder, error, "folder"))
             return
-        inside = ancestors | {real}
         for name in names:
-            self._entry(folder / name, inside)
+            self._entry(folder / name, real)
 
-    def _entry(self, path: Path, ancestors: frozenset[Path]) -> None:
+    def _entry(self, path: Path, folder: Path) -> None:
         """Something inside a named folder: searched when a folder, kept when a PDF."""
         try:
             real = _resolve(path)
@@ -120,10 +121,10 @@ class _Walk:
         except OSError as error:
             self._problem(path, _unreadable(path, error))
             return
-        if real in ancestors:
+        if real == folder or real in folder.parents:  # a folder holding this very link
             self._problem(path, _loop_sentence(path, real))
         elif real.is_dir():
-            self._folder(path, real, ancestors)
+            self._folder(path, real)
         elif real.is_file() and is_pdf_name(path):
             self._file(path, real)
 
