@@ -72,16 +72,8 @@ class _Walk:
 
     def named(self, path: Path) -> None:
         """A path the user gave: a PDF, a folder, or a sentence saying why neither."""
-        try:
-            real = _resolve(path)
-        except _LinkLoop:
-            self._problem(path, _loop_sentence(path))
-            return
-        except FileNotFoundError:
-            self._problem(path, f"{path} does not exist; check the path and try again.")
-            return
-        except OSError as error:
-            self._problem(path, _unreadable(path, error))
+        real = self._real(path, report_missing=True)
+        if real is None:
             return
         if real.is_dir():
             self._folder(path, real)
@@ -109,17 +101,8 @@ class _Walk:
 
     def _entry(self, path: Path, folder: Path) -> None:
         """Something inside a named folder: searched when a folder, kept when a PDF."""
-        try:
-            real = _resolve(path)
-        except _LinkLoop:
-            self._problem(path, _loop_sentence(path))
-            return
-        except FileNotFoundError:
-            if is_pdf_name(path):  # a link to a PDF that is gone
-                self._problem(path, f"{path} does not exist; check the path and try again.")
-            return
-        except OSError as error:
-            self._problem(path, _unreadable(path, error))
+        real = self._real(path, report_missing=is_pdf_name(path))  # a link to a PDF now gone
+        if real is None:
             return
         if real == folder or real in folder.parents:  # a folder holding this very link
             self._problem(path, _loop_sentence(path, real))
@@ -127,6 +110,19 @@ class _Walk:
             self._folder(path, real)
         elif real.is_file() and is_pdf_name(path):
             self._file(path, real)
+
+    def _real(self, path: Path, report_missing: bool) -> Path | None:
+        """The real path, or None once what stands in the way is reported."""
+        try:
+            return _resolve(path)
+        except _LinkLoop:
+            self._problem(path, _loop_sentence(path))
+        except FileNotFoundError:
+            if report_missing:
+                self._problem(path, f"{path} does not exist; check the path and try again.")
+        except OSError as error:
+            self._problem(path, _unreadable(path, error))
+        return None
 
     def _file(self, path: Path, real: Path) -> None:
         if real in self._files:
