@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers import text_pdf
 
 from citerag.errors import InputError
 from citerag.parse.validate import inspect_pdf
 
 
-def _text_pdf(path: Path, pages: int = 2) -> Path:
-    doc = pymupdf.open()
-    for number in range(pages):
-        doc.new_page().insert_text((72, 72), f"Page {number + 1} has some text.")
-    doc.save(path)
-    return path
-
-
 def test_valid_pdf_gives_hash_and_page_count(tmp_path: Path) -> None:
-    path = _text_pdf(tmp_path / "ok.pdf", pages=3)
+    path = text_pdf(tmp_path / "ok.pdf", pages=3)
     info = inspect_pdf(path)
     assert info.page_count == 3
     assert info.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()

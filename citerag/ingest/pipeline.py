@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
 CHUNK_FORMAT = 3  # 3: chunks know their section-tree node
 Progress = Callable[[str], None]
+STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
 
 
 def ingest_key(file_sha256: str, settings: Settings) -> str:
@@ -198,5 +199,3 @@ class Ingestor:
             log.error("ingesting %s failed; removing what was written", parsed.name)
             self.remove(collection, parsed.doc_id)
             raise
-
-

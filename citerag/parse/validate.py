@@ -32,7 +32,13 @@ def inspect_pdf(path: Path) -> PdfInfo:
         raise InputError(f"{path} does not exist; check the path and try again.")
     if not path.is_file():
         raise InputError(f"{path} is not a file; give the path of a PDF file.")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(
+            f"{path} cannot be read ({error.strerror or error}); check its permissions and try "
+            "again."
+        ) from None
     doc = _open_pdf(path, data)
     try:
         if doc.needs_pass:
