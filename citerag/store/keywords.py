@@ -1,4 +1,4 @@
-"""The keyword-index seam: BM25 over a collection's chunks and pages, updated one document at a time.
+"""The keyword-index seam: BM25 over a collection's chunks and pages, updated per document.
 
 Two backends implement it: bm25s-style files kept per document (the embedded default, and the
 choice for Milvus servers before 2.5) and Milvus's own BM25 function (full-text search on a
