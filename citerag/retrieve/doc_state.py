@@ -79,6 +79,8 @@ def _statement_pages(
     chunk_ids: dict[PageKey, list[str]],
 ) -> frozenset[str]:
     keys = [key for key in chunk_ids if key in with_tables]
+    if not keys:
+        return frozenset()
     heads = docstore.get_chunks(collection, [first[key].chunk_id for key in keys])
     head_text = {node.node_id: node.text for node in heads}
     found, short = set(), []
