@@ -125,8 +125,7 @@ class BM25FilesIndex:
         df = np.sum([s.doc_freqs(c) for s, c in zip(segments, columns, strict=True)], axis=0)
         idf = lucene_idf(np.asarray(df).reshape(-1), entries)
         average = np.float64(length / entries)
-        found_ids: list[str] = []
-        found_scores: list[np.ndarray] = []
+        found: list[tuple[Segment, np.ndarray, np.ndarray]] = []
         for segment, cols in zip(segments, columns, strict=True):
             if not (cols >= 0).any():
                 continue
@@ -134,13 +133,8 @@ class BM25FilesIndex:
             rows = np.flatnonzero(scores > 0)
             if allowed_ids is not None:
                 rows = np.array([r for r in rows if segment.ids[r] in allowed_ids], dtype=int)
-            found_ids.extend(segment.ids[r] for r in rows)
-            found_scores.append(scores[rows])
-        if not found_ids:
-            return []
-        scores = np.concatenate(found_scores)
-        best = np.argsort(-scores, kind="stable")[:top_k]
-        return [(found_ids[i], float(scores[i])) for i in best]
+            found.append((segment, rows, scores[rows]))
+        return _best(found, top_k)
 
     def doc_ids(self, collection: str) -> set[str]:
         """The documents whose folders are on disk now (those another process wrote too)."""
@@ -198,6 +192,19 @@ class BM25FilesIndex:
         _check_name(collection)
         _check_name(doc_id)
         return self.root / collection / doc_id
+
+
+def _best(
+    found: list[tuple[Segment, np.ndarray, np.ndarray]], top_k: int
+) -> list[tuple[str, float]]:
+    """The `top_k` best (segment, row) pairs; a stable sort keeps segment then row order."""
+    if not found:
+        return []
+    scores = np.concatenate([s for _, _, s in found])
+    owner = np.concatenate([np.full(len(rows), i) for i, (_, rows, _) in enumerate(found)])
+    rows = np.concatenate([rows for _, rows, _ in found])
+    best = np.argsort(-scores, kind="stable")[:top_k]
+    return [(found[owner[i]][0].ids[rows[i]], float(scores[i])) for i in best]
 
 
 def _check_name(name: str) -> None:

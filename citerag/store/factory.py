@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from citerag.errors import ConfigError
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
 from citerag.store.bm25_files import BM25FilesIndex
@@ -30,4 +31,9 @@ def open_vector_index(settings: Settings) -> VectorIndex:
 def open_keyword_index(settings: Settings, vectors: VectorIndex | None) -> KeywordIndex:
     """`keyword_backend`: "bm25s" (files under the storage folder), or "auto", which is bm25s
     until the Milvus BM25 backend is chosen from the version the deployment reports."""
+    if settings.keyword_backend == "milvus":
+        raise ConfigError(
+            "keyword_backend 'milvus' needs the Milvus BM25 backend, which this build lacks; "
+            "set it to 'bm25s' or 'auto' in config.py."
+        )
     return BM25FilesIndex(settings.keywords_dir)
