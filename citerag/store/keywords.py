@@ -46,7 +46,8 @@ class KeywordIndex(Protocol):
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
         """The best `top_k` ids of `kind` with a positive score, best first, among
-        `allowed_ids` when given (ties keep insertion order)."""
+        `allowed_ids` when given. Ties go by document id, then by the entry's place in its
+        document, so that processes that added documents in another order still agree."""
         ...
 
     def doc_ids(self, collection: str) -> set[str]:
