@@ -27,7 +27,7 @@ from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.parse.select import parse_document
 from citerag.settings import Settings
-from citerag.store.bm25_index import BM25Index
+from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_docstore, open_vector_index
 from mineru_wrapper import DEFAULT_ENV_DIR, mineru_available
 
@@ -250,7 +250,9 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     finally:
         vectors.close()
         docstore.close()
-    assert len(BM25Index.load(storage_dir / "bm25" / collection)) == expected
+    keywords = BM25FilesIndex(storage_dir / "keywords")
+    assert keywords.doc_ids(collection) == {after["docId"]}
+    assert len(keywords.entry_ids(collection, after["docId"])["chunk"]) == expected
 
     code, out, err = run(
         capsys, "query", "Which parser was chosen?", "--collection", collection, "--json"

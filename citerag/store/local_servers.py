@@ -115,9 +115,12 @@ def milvus_binary(cache_dir: Path | None = None) -> Path:
     import milvus
 
     version = getattr(milvus, "__version__", "unknown")
-    base = cache_dir or Path(
-        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")
-    ) / "citerag" / f"milvus-{version}"
+    base = (
+        cache_dir
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+        / "citerag"
+        / f"milvus-{version}"
+    )
     base.mkdir(parents=True, exist_ok=True)
     milvus._initialize_data_files(str(base))  # unpacks bin/*.lzma, skipped when unchanged
     binary = base / "bin" / "milvus"
