@@ -47,9 +47,10 @@ class StageBar:
 
 def format_file_result(result: FileResult) -> str:
     """One file's line: name, status, pages, chunks, seconds."""
+    same = f", same bytes as {result.same_as!r}" if result.same_as else ""
     return (
         f"{result.name}: {result.status} ({result.pages} pages, {result.chunks} chunks, "
-        f"{result.seconds:.1f} s)"
+        f"{result.seconds:.1f} s{same})"
     )
 
 

@@ -61,20 +61,13 @@ def test_a_deleted_draft_does_not_come_back_under_the_final_name(
 
 
 def test_the_same_bytes_under_a_second_name_are_skipped_naming_the_stored_one(
-    storage: Path, tmp_path: Path
+    storage: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from citerag.engine import Engine
-
     first = copy_as("report.pdf", tmp_path / "x")
     second = copy_as("report_copy.pdf", tmp_path / "y")
-    engine = Engine(main.load_settings())
-    try:
-        engine.ingest(first, "c")
-        outcome = engine.ingest(second, "c")
-    finally:
-        engine.close()
-    assert (outcome.name, outcome.status, outcome.same_as) == (
-        "report_copy.pdf",
-        "skipped",
-        "report.pdf",
-    )
+    assert main.main(["ingest", str(first), "--collection", "c"]) == 0
+    capsys.readouterr()
+    assert main.main(["ingest", str(second), "--collection", "c"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("report_copy"))
+    assert "skipped" in line and "same bytes as 'report.pdf'" in line
+    assert names_in("c", capsys) == ["report.pdf"]

@@ -48,6 +48,7 @@ class FileResult:
     seconds: float = 0.0
     doc_id: str = ""
     message: str = ""  # why it failed: one sentence
+    same_as: str = ""  # skipped: the name these bytes are already stored under
 
     @property
     def failed(self) -> bool:
@@ -62,6 +63,7 @@ class FileResult:
             "pages": self.pages,
             "chunks": self.chunks,
             "seconds": self.seconds,
+            **({"same_as": self.same_as} if self.same_as else {}),
         }
 
 
@@ -86,6 +88,7 @@ def ingest_one(
         outcome.chunks,
         time.perf_counter() - started,
         outcome.doc_id,
+        same_as=outcome.same_as,
     )
 
 
