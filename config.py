@@ -69,6 +69,9 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     # With an LLM configured, ingest asks it for a summary of every section of the tree (about
     # 200 per 10-K, cached on disk); this many calls are under way at once.
     "tree_summary_workers": 4,
+    # Keyword index: "bm25s" (per-document files under STORAGE_DIR), "milvus" (Milvus's own BM25
+    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (bm25s for now).
+    "keyword_backend": "auto",
 }
 
 # Per-article changes to DEFAULT_RAG_SETTINGS, e.g. {"netflix_10k": {"chunk_size": 512}}.

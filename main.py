@@ -1,7 +1,7 @@
 """Command line: `python main.py` runs the configured article; subcommands do one thing each.
 
 python main.py          # ingest ACTIVE_ARTICLE if needed, then answer its queries
-python main.py ingest PATH... [--collection NAME | --article NAME]
+python main.py ingest PDF_OR_FOLDER... [--collection NAME | --article NAME]  # folders: *.pdf
 python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
@@ -20,8 +20,9 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from citerag.cli_output import format_answer, format_documents, progress_printer  # noqa: E402
+from citerag.cli_output import (  # noqa: E402
+    StageBar,
+    format_answer,
+    format_documents,
+    format_file_result,
+    format_totals,
+)
 from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
@@ -44,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     ingest = commands.add_parser("ingest", help="parse, chunk, embed and store PDFs")
-    ingest.add_argument("paths", nargs="+", type=Path)
+    ingest.add_argument(
+        "paths", nargs="+", type=Path, help="PDF files, and folders searched for *.pdf"
+    )
     add_target_arguments(ingest)
 
     query = commands.add_parser("query", help="answer a question with cited sources")
@@ -251,9 +260,13 @@ def run_configured_article() -> int:
         raise InputError(
             f"queries.py has no queries for {article!r}; add them to QUERIES_BY_ARTICLE."
         )
+    from citerag.ingest.shelf import ingest_one
+
     with open_engine(article) as engine:
-        outcome = engine.ingest(path, entry["collection"], progress=progress_printer(path.name))
-        print(f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks)")
+        ingested = ingest_one(engine, path, entry["collection"], progress=StageBar(path.name))
+        if ingested.failed:
+            raise InputError(ingested.message)
+        print(format_file_result(ingested))
         for question in questions:
             result = engine.query(question, entry["collection"])
             print(format_answer(question, result))
@@ -261,15 +274,39 @@ def run_configured_article() -> int:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    """Every PDF the paths name or hold, in one process: a line per file, then the total;
+    exit 1 when any file failed (each failure has its sentence on stderr)."""
+    from citerag.engine import check_collection_name
+    from citerag.ingest.discover import discover_pdfs
+    from citerag.ingest.shelf import FileResult, ShelfTotals, ingest_shelf
+
+    started = time.perf_counter()
     article, collection = resolve_target(args)
-    with open_engine(article) as engine:
-        for path in args.paths:
-            outcome = engine.ingest(path, collection, progress=progress_printer(path.name))
-            print(
-                f"{outcome.name}: {outcome.status} ({outcome.pages} pages, {outcome.chunks} chunks,"
-                f" {outcome.seconds:.1f} s) in collection {collection!r}"
-            )
-    return 0
+    check_collection_name(collection)  # once, rather than as every file's failure
+    found = discover_pdfs(args.paths)
+    if not found:
+        shown = ", ".join(str(path) for path in args.paths)
+        raise InputError(f"No PDF files in {shown}; give PDF files or folders that hold some.")
+
+    def report(result: FileResult) -> None:
+        if result.failed:
+            print(f"error: {result.message}", file=sys.stderr, flush=True)
+        print(format_file_result(result), flush=True)
+
+    with ExitStack() as stack:
+        # Nothing to load (no models, no stores) when every path given is unusable.
+        usable = any(item.ok for item in found)
+        engine: Any = stack.enter_context(open_engine(article)) if usable else None
+        results = ingest_shelf(
+            engine,
+            found,
+            collection,
+            lambda position, item: StageBar(f"[{position}/{len(found)}] {item.path.name}"),
+            report,
+        )
+    totals = ShelfTotals.of(results, time.perf_counter() - started)
+    print(format_totals(totals, collection))
+    return 1 if totals.failed else 0
 
 
 def run_query(args: argparse.Namespace) -> int:

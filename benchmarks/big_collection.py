@@ -2,13 +2,13 @@
 
 Each copy of a document gets its own document id, chunk ids and name, and reuses the
 original's chunk, sentence and page vectors, written through the project's own store
-interfaces (docstore, vector index, keyword index), exactly as ingestion writes them.
+interfaces (docstore, vector index, keyword index), document by document, exactly as ingestion
+writes them: nothing collection-wide is rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from collections.abc import Sequence
 
@@ -28,7 +28,7 @@ from citerag.nodes import (
     page_vector_key,
     section_of,
 )
-from citerag.retrieve.collection_state import rebuild_bm25
+from citerag.retrieve.pages import keyword_entries
 from citerag.store.base import VectorRow
 from citerag.types import DocumentRecord
 
@@ -47,18 +47,15 @@ def build_big_collection(
             written.update(
                 _write_copy(engine, collection, nodes, vectors[collection], target, copy)
             )
-    rebuild_bm25(engine.docstore.ready_chunks(target), engine.bm25_dir(target))
     return written
 
 
 def drop_collection(engine: Engine, target: str) -> None:
-    """Remove every document of `target` from both stores and its keyword indexes, at once
-    (deleting document by document would rebuild the keyword index each time)."""
+    """Remove every document of `target` from the three stores."""
     for record in engine.docstore.list_documents(target, include_pending=True):
         engine.vectors.delete_document(target, record.doc_id)
         engine.docstore.delete_document(target, record.doc_id)
-    for folder in (engine.bm25_dir(target), engine.bm25_dir(target).with_name(f"{target}.pages")):
-        shutil.rmtree(folder, ignore_errors=True)
+    engine.keywords.drop_collection(target)
 
 
 def _chunk_vectors(engine: Engine, nodes: Sequence[TextNode]) -> np.ndarray:
@@ -97,6 +94,7 @@ def _write_copy(
         engine.vectors.insert(
             target, [_row(c, vectors[i]) for c, i in zip(copied, rows, strict=True)]
         )
+        engine.keywords.add_document(target, new_id, keyword_entries(copied))
         engine.docstore.mark_ready(target, new_id)
         written.update((c.node_id, vectors[i]) for c, i in zip(copied, rows, strict=True))
     return written

@@ -46,7 +46,7 @@ def ingest_all(
     if tag:
         settings = engine.settings.with_overrides(**changes)
         ingestor = Ingestor(
-            settings, engine.docstore, engine.vectors, engine.embedder, engine.bm25_dir
+            settings, engine.docstore, engine.vectors, engine.embedder, engine.keywords
         )
     rows = []
     for pdf in pdfs:

@@ -4,29 +4,62 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tqdm import tqdm
 
-INGEST_STEPS = ("parse", "chunk", "embed", "store")
+if TYPE_CHECKING:
+    from citerag.ingest.shelf import FileResult, ShelfTotals
+
 WIDTH = 100
 
 
-def progress_printer(name: str) -> Callable[[str], None]:
-    """A progress bar over the ingestion steps of one document (on stderr)."""
-    bar: tqdm[Any] | None = None
+class StageBar:
+    """One file's ingest stages on stderr: a tqdm bar on a terminal, else a plain line each."""
 
-    def advance(step: str) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=len(INGEST_STEPS), desc=name, unit="step", file=sys.stderr, leave=True)
-        bar.set_postfix_str(step)
-        bar.update(1)
-        if step == INGEST_STEPS[-1]:
-            bar.close()
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self._label = label
+        self._stream = stream or sys.stderr
+        self._plain = not self._stream.isatty()
+        self._bar: tqdm[Any] | None = None
 
-    return advance
+    def __call__(self, stage: str) -> None:
+        if self._plain:
+            print(f"{self._label}: {stage}", file=self._stream, flush=True)
+            return
+        from citerag.ingest.pipeline import STAGES  # loaded by then: ingest is running
+
+        if self._bar is None:
+            self._bar = tqdm(
+                total=len(STAGES), desc=self._label, unit="stage", file=self._stream, leave=False
+            )
+        done = STAGES.index(stage) if stage in STAGES else self._bar.n
+        self._bar.set_postfix_str(stage)
+        if done > self._bar.n:
+            self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def format_file_result(result: FileResult) -> str:
+    """One file's line: name, status, pages, chunks, seconds."""
+    same = f", same bytes as {result.same_as!r}" if result.same_as else ""
+    return (
+        f"{result.name}: {result.status} ({result.pages} pages, {result.chunks} chunks, "
+        f"{result.seconds:.1f} s{same})"
+    )
+
+
+def format_totals(totals: ShelfTotals, collection: str) -> str:
+    return (
+        f"total in collection {collection!r}: {totals.files} files ({totals.written} ingested, "
+        f"{totals.skipped} skipped, {totals.failed} failed), {totals.pages} pages, "
+        f"{totals.chunks} chunks, {totals.seconds:.1f} s, {totals.pages_per_second:.2f} pages/s"
+    )
 
 
 def format_answer(question: str, result: Any) -> str:

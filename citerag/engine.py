@@ -25,11 +25,12 @@ from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
 from citerag.query.subquestions import CitedSubQuestionEngine
-from citerag.retrieve.collection_state import CollectionState, load_collection_state
+from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, VectorIndex
-from citerag.store.factory import open_docstore, open_vector_index
+from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
+from citerag.store.keywords import KeywordIndex
 from citerag.tools.base import ToolContext
 from citerag.tools.registry import build_question_generator, build_tools
 
@@ -50,7 +51,7 @@ class DocumentSummary:
 
     @property
     def health(self) -> str:
-        """"ok" when Milvus and the docstore hold the same chunks, else what is missing."""
+        """ "ok" when Milvus and the docstore hold the same chunks, else what is missing."""
         if self.chunks_in_milvus == self.chunks_in_docstore > 0:
             return "ok"
         if self.chunks_in_docstore == 0:
@@ -89,6 +90,7 @@ class Engine:
         vectors: VectorIndex | None = None,
         embedder: Embedder | None = None,
         schema: Any | None = None,
+        keywords: KeywordIndex | None = None,
     ) -> None:
         """`schema`: the collection's extraction schema (`extraction_schemas.get_schema`), which
         GLiNER's labels and LangExtract's attributes come from; None uses generic labels."""
@@ -96,29 +98,28 @@ class Engine:
         settings.storage_dir.mkdir(parents=True, exist_ok=True)
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
+        self.keywords = keywords or open_keyword_index(settings, self.vectors)
         self.embedder = embedder or Embedder(settings.embedding_model)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
         self._ingestor = Ingestor(
-            settings, self.docstore, self.vectors, self.embedder, self.bm25_dir, enricher
+            settings, self.docstore, self.vectors, self.embedder, self.keywords, enricher
         )
         self._repairer = SplitBrainRepairer(
             settings,
             self.docstore,
             self.vectors,
             self.embedder,
-            self.bm25_dir,
+            self.keywords,
             ingest_key,
             enricher,
         )
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
+        self._state_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self._factory: QueryFactory | None = None
-
-    def bm25_dir(self, collection: str) -> Path:
-        return self.settings.storage_dir / "bm25" / collection
 
     def check_collection(self, collection: str, force: bool = False) -> list[Repair]:
         """Detect and repair split-brain in `collection`, once per engine unless `force`d."""
@@ -132,13 +133,17 @@ class Engine:
         return repairs
 
     def collection_state(self, collection: str) -> CollectionState:
+        """The collection's state, first brought in line with the docstore by delta: what
+        another process added or removed since is loaded or dropped, document by document."""
         self.check_collection(collection)
         with self._lock:
+            lock = self._state_locks.setdefault(collection, threading.Lock())
+        with lock:
             state = self._states.get(collection)
-            if state is None:
-                state = load_collection_state(self.docstore, collection, self.bm25_dir(collection))
-                self._states[collection] = state
-            return state
+            fresh = refresh_state(state, self.docstore, self.keywords, collection)
+            with self._lock:
+                self._states[collection] = fresh
+            return fresh
 
     def _forget_state(self, collection: str) -> None:
         with self._lock:
@@ -149,10 +154,7 @@ class Engine:
     ) -> IngestOutcome:
         check_collection_name(collection)
         self.check_collection(collection)
-        try:
-            return self._ingestor.ingest(path, collection, progress)
-        finally:
-            self._forget_state(collection)
+        return self._ingestor.ingest(path, collection, progress)
 
     @property
     def factory(self) -> QueryFactory:
@@ -268,9 +270,9 @@ class Engine:
         records = self.docstore.find_by_name(collection, name)
         for record in records:
             self._ingestor.remove(collection, record.doc_id)
-        self._forget_state(collection)
         return len(records)
 
     def close(self) -> None:
+        self.keywords.close()
         self.vectors.close()
         self.docstore.close()

@@ -16,6 +16,7 @@ PARSERS = ("pymupdf", "mineru")
 MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
+KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -39,6 +40,7 @@ ENV_OVERRIDES = {
     "api_key": "RAG_API_KEY",
     "cors_origins": "RAG_CORS_ORIGINS",
     "max_upload_mb": "RAG_MAX_UPLOAD_MB",
+    "keyword_backend": "RAG_KEYWORD_BACKEND",
 }
 
 
@@ -75,6 +77,7 @@ class Settings:
     api_key: str = ""  # the HTTP API's key; empty: no key needed
     cors_origins: str = ""  # comma-separated origins the HTTP API allows; "*" for any
     max_upload_mb: float = 50.0  # the largest PDF the HTTP API accepts
+    keyword_backend: str = "auto"  # "auto", "bm25s" (files) or "milvus" (its BM25 function)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -111,10 +114,15 @@ class Settings:
         _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
         _require_choice("metadata", self.metadata, METADATA)
+        _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
 
     @property
     def milvus_lite_path(self) -> Path:
         return self.storage_dir / "milvus.db"
+
+    @property
+    def keywords_dir(self) -> Path:
+        return self.storage_dir / "keywords"
 
     @property
     def parse_cache_dir(self) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -18,6 +19,7 @@ def shared_eval_file(*parts: str) -> Path:
         pytest.skip(f"{path} is absent: put the shared evaluation data beside the project")
     return path
 
+
 MILVUS_BACKENDS = [
     pytest.param("lite", id="lite"),
     # integration: a MILVUS_TEST_URI naming another machine must get past the loopback guard
@@ -30,5 +32,41 @@ MILVUS_BACKENDS = [
 
 
 def milvus_uri_for(request: pytest.FixtureRequest, backend: str) -> str:
-    """"" for Milvus Lite (the storage folder's file), else the session's Milvus server."""
+    """ "" for Milvus Lite (the storage folder's file), else the session's Milvus server."""
     return "" if backend == "lite" else str(request.getfixturevalue("milvus_server_uri"))
+
+
+def text_pdf(path: Path, pages: int = 2, subject: str = "") -> Path:
+    """A PDF with a text layer: one line per page (`subject` makes its bytes differ)."""
+    with pymupdf.open() as doc:
+        for number in range(pages):
+            line = f"{subject} Page {number + 1} has some text.".strip()
+            doc.new_page().insert_text((72, 72), line)
+        doc.save(path)
+    return path
+
+
+def corrupt_pdf(path: Path) -> Path:
+    """A PDF header followed by garbage."""
+    path.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200)
+    return path
+
+
+def encrypted_pdf(path: Path) -> Path:
+    """A PDF that needs a password to open."""
+    with pymupdf.open() as document:
+        document.new_page().insert_text((72, 72), "secret text")
+        aes_256 = pymupdf.PDF_ENCRYPT_AES_256  # type: ignore[attr-defined]
+        document.save(path, encryption=aes_256, user_pw="u", owner_pw="o")
+    return path
+
+
+def scanned_pdf(path: Path) -> Path:
+    """A page that is only an image: no text layer."""
+    with pymupdf.open() as document:
+        page = document.new_page()
+        pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), False)
+        pixmap.clear_with(200)
+        page.insert_image(page.rect, pixmap=pixmap)
+        document.save(path)
+    return path

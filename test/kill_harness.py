@@ -4,7 +4,8 @@ Run by test_kill_ingest.py as one subprocess per backend: it imports the engine 
 one child per kill. Each child first re-runs the plain ingest of the PDF (after the previous
 child was killed) and reports what Milvus, the docstore and the keyword index hold; then it
 deletes the document and its cached parse and ingests it again, telling this process through a
-pipe as it enters and leaves each phase (parse, embed, docstore write, Milvus insert, BM25 save).
+pipe as it enters and leaves each phase (parse, embed, docstore write, Milvus insert, keyword
+index write).
 This process picks a phase and a delay within that phase's measured duration, and SIGKILLs the
 child that long after it enters the phase. Prints one JSON summary.
 
@@ -42,9 +43,9 @@ from citerag.engine import Engine  # noqa: E402
 from citerag.parse.select import parse_document  # noqa: E402
 from citerag.parse.validate import inspect_pdf  # noqa: E402
 from citerag.settings import Settings  # noqa: E402
-from citerag.store.bm25_index import BM25Index  # noqa: E402
+from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
 
-PHASES = ("parse", "embed", "docstore", "milvus", "bm25")
+PHASES = ("parse", "embed", "docstore", "milvus", "keywords")
 DIM = 64
 SECONDS_PER_TEXT = 0.004  # MiniLM here: ~220 sentences/s
 COLLECTION = "killed"
@@ -90,7 +91,8 @@ def install_markers(fd: int, engine: Engine) -> None:
         setattr(engine.docstore, name, marked(fd, "docstore", getattr(engine.docstore, name)))
     for name in ("ensure_collection", "insert"):
         setattr(engine.vectors, name, marked(fd, "milvus", getattr(engine.vectors, name)))
-    BM25Index.save = marked(fd, "bm25", BM25Index.save)  # type: ignore[method-assign]
+    for name in ("add_document", "remove_document"):
+        setattr(engine.keywords, name, marked(fd, "keywords", getattr(engine.keywords, name)))
 
 
 def check(engine: Engine, settings: Settings, pdf: Path) -> dict[str, Any]:
@@ -104,7 +106,11 @@ def check(engine: Engine, settings: Settings, pdf: Path) -> dict[str, Any]:
     stats = docstore.chunk_stats(COLLECTION)
     chunk_ids = {c.node_id for c in docstore.chunks_of(COLLECTION, outcome.doc_id)}
     milvus_ids = set(vectors.ids_of(COLLECTION, outcome.doc_id))
-    bm25 = BM25Index.load(engine.bm25_dir(COLLECTION))
+    keywords = BM25FilesIndex(settings.keywords_dir)  # what a fresh process reads
+    folder = settings.keywords_dir / COLLECTION
+    leftovers = (
+        [p.name for p in folder.iterdir() if p.name != outcome.doc_id] if folder.is_dir() else []
+    )
     return {
         "status": outcome.status,
         "expected": expected,
@@ -114,7 +120,9 @@ def check(engine: Engine, settings: Settings, pdf: Path) -> dict[str, Any]:
         "orphan_rows": len(milvus_ids - chunk_ids)
         + len(vectors.doc_ids_except(COLLECTION, [outcome.doc_id])),
         "orphan_chunks": len(chunk_ids - milvus_ids) + len(set(stats) - {outcome.doc_id}),
-        "bm25_matches": sorted(bm25._ids) == sorted(chunk_ids),
+        "keywords_match": keywords.doc_ids(COLLECTION) == {outcome.doc_id}
+        and sorted(keywords.entry_ids(COLLECTION, outcome.doc_id)["chunk"]) == sorted(chunk_ids),
+        "keyword_leftovers": leftovers,
         "sentence_vectors": len(docstore.get_sentence_vectors(COLLECTION, sorted(chunk_ids))),
     }
 

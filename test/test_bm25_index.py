@@ -1,31 +1,45 @@
-"""BM25 ranks like the reference implementation, persists without pickle and fails soft."""
+"""The bm25s-files keyword index scores exactly like a bm25s index over the same entries (Lucene
+IDF, the same tokens), although its entries are split into per-document segments."""
 
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
+import bm25s
 import numpy as np
 import pytest
-from rank_bm25 import BM25Okapi
 
-from citerag.store.bm25_index import BM25Index, tokenize
-
-K1 = 1.5  # the default of both bm25s and rank_bm25
+from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.bm25_index import tokenize
+from citerag.store.keywords import KeywordEntry
 
 SUBJECTS = [
-    "The company", "Netflix", "Our streaming service", "The board of directors", "Management",
-    "The auditor", "Revenue from members", "Operating income", "The content library",
+    "The company",
+    "Netflix",
+    "Our streaming service",
+    "The board of directors",
+    "Management",
+    "The auditor",
+    "Revenue from members",
+    "Operating income",
+    "The content library",
     "International expansion",
 ]
 VERBS = ["increased", "reported", "reviewed", "reduced", "announced", "described", "expected"]
 OBJECTS = [
-    "subscription revenue in the fourth quarter", "content amortization costs",
-    "free cash flow and capital expenditures", "the risk factors of piracy", "membership growth",
-    "foreign exchange losses on euro debt", "marketing spend across regions",
-    "the stock repurchase program", "advertising revenue", "deferred tax assets",
-    "streaming content obligations", "price increases in Canada",
+    "subscription revenue in the fourth quarter",
+    "content amortization costs",
+    "free cash flow and capital expenditures",
+    "the risk factors of piracy",
+    "membership growth",
+    "foreign exchange losses on euro debt",
+    "marketing spend across regions",
+    "the stock repurchase program",
+    "advertising revenue",
+    "deferred tax assets",
+    "streaming content obligations",
+    "price increases in Canada",
 ]
 QUERIES = [
     "streaming revenue",
@@ -49,6 +63,9 @@ def build_corpus() -> tuple[list[str], list[str]]:
     return [f"chunk-{i:03d}" for i in range(len(texts))], texts
 
 
+DOCS = 7  # the corpus is split into this many documents of unequal size
+
+
 @pytest.fixture(scope="module")
 def corpus() -> tuple[list[str], list[str]]:
     ids, texts = build_corpus()
@@ -56,128 +73,97 @@ def corpus() -> tuple[list[str], list[str]]:
     return ids, texts
 
 
-def test_robertson_ranks_like_rank_bm25_okapi(corpus: tuple[list[str], list[str]]) -> None:
-    ids, texts = corpus
-    index = BM25Index(method="robertson")
-    index.build(ids, texts)
-    oracle = BM25Okapi([tokenize(t) for t in texts], k1=K1, b=0.75, epsilon=0)
-    for query in QUERIES:
-        expected = np.asarray(oracle.get_scores(tokenize(query)))
-        got = index.search(query, top_k=10)
-        assert got, f"no result for {query!r}"
-        # Ties make the order among equal scores arbitrary, so compare the score sequence and
-        # check that every returned id really has the score it is ranked with.
-        expected_top = np.sort(expected[expected > 0])[::-1][:10]
-        got_scores = np.array([score for _, score in got]) * (K1 + 1)
-        np.testing.assert_allclose(got_scores, expected_top, rtol=1e-5, err_msg=query)
-        for chunk_id, score in got:
-            oracle_score = expected[ids.index(chunk_id)]
-            assert oracle_score == pytest.approx(score * (K1 + 1), rel=1e-5), (query, chunk_id)
+def split_index(root: Path, ids: list[str], texts: list[str]) -> BM25FilesIndex:
+    """The corpus in per-document segments, documents named in corpus order."""
+    index = BM25FilesIndex(root)
+    bounds = [0, 3, 4, 15, 16, 30, 44, len(ids)]
+    for doc in range(DOCS):
+        part = range(bounds[doc], bounds[doc + 1])
+        entries = [KeywordEntry(ids[i], "chunk", texts[i]) for i in part]
+        entries += [KeywordEntry(f"page-{i:03d}", "page", texts[i]) for i in part]
+        index.add_document("c", f"doc{doc}", entries)
+    return index
 
 
-def test_results_are_positive_best_first_and_limited_to_top_k(
-    corpus: tuple[list[str], list[str]],
+def oracle(texts: list[str]) -> bm25s.BM25:
+    reference = bm25s.BM25(method="lucene")
+    reference.index([tokenize(t) for t in texts], show_progress=False)
+    return reference
+
+
+def oracle_ranking(reference: bm25s.BM25, ids: list[str], query: str) -> list[tuple[str, float]]:
+    """The old single-index search: positive scores, best first, ties in corpus order."""
+    token_ids = reference.get_tokens_ids(tokenize(query))
+    if not token_ids:
+        return []
+    scores = np.asarray(reference.get_scores_from_ids(token_ids), dtype=np.float64)
+    order = np.argsort(-scores, kind="stable")
+    return [(ids[i], float(scores[i])) for i in order if scores[i] > 0]
+
+
+QUERIES += ["revenue revenue streaming", "the", "zebra", "2,427,077 revenues"]
+
+
+@pytest.mark.parametrize("kind", ["chunk", "page"])
+def test_segments_score_and_rank_exactly_like_one_bm25s_index(
+    corpus: tuple[list[str], list[str]], tmp_path: Path, kind: str
 ) -> None:
-    index = BM25Index()
-    index.build(*corpus)
-    results = index.search("streaming revenue", top_k=5)
-    scores = [score for _, score in results]
-    assert len(results) == 5
-    assert all(score > 0 for score in scores)
-    assert scores == sorted(scores, reverse=True)
-
-
-def test_a_document_that_matches_best_comes_first() -> None:
-    index = BM25Index()
-    index.build(
-        ["a", "b", "c"],
-        ["Costs fell in Europe.", "Piracy risk factors are described here.", "Revenue grew."],
-    )
-    assert index.search("What are the piracy risks?", top_k=3)[0][0] == "b"
-    assert index.search("revenues", top_k=3) == index.search("revenue", top_k=3)
-    assert [chunk_id for chunk_id, _ in index.search("revenues", top_k=3)] == ["c"]
-
-
-def test_allowed_ids_restrict_the_results(corpus: tuple[list[str], list[str]]) -> None:
     ids, texts = corpus
-    index = BM25Index()
-    index.build(ids, texts)
-    everything = [chunk_id for chunk_id, _ in index.search("revenue", top_k=len(ids))]
-    allowed = set(everything[-3:]) | {"not-an-id"}
-    restricted = index.search("revenue", top_k=10, allowed_ids=allowed)
-    assert [chunk_id for chunk_id, _ in restricted] == everything[-3:]
-    assert index.search("revenue", top_k=10, allowed_ids=set()) == []
+    index = split_index(tmp_path, ids, texts)
+    reference = oracle(texts)
+    names = ids if kind == "chunk" else [f"page-{i:03d}" for i in range(len(ids))]
+    for query in QUERIES:
+        expected = oracle_ranking(reference, names, query)
+        got = index.search("c", kind, query, top_k=len(ids))  # type: ignore[arg-type]
+        assert [i for i, _ in got] == [i for i, _ in expected], query
+        np.testing.assert_allclose(
+            [s for _, s in got], [s for _, s in expected], rtol=0, atol=1e-6, err_msg=query
+        )
 
 
-def test_empty_corpus_and_unknown_words_give_empty_results(tmp_path: Path) -> None:
-    empty = BM25Index()
-    empty.build([], [])
-    assert empty.search("revenue", top_k=5) == []
-    empty.save(tmp_path / "empty")
-    assert BM25Index.load(tmp_path / "empty").search("revenue", top_k=5) == []
-
-    index = BM25Index()
-    index.build(["a"], ["Revenue grew."])
-    assert index.search("zebra", top_k=5) == []
-    assert index.search("the of and", top_k=5) == []
-    assert index.search("", top_k=5) == []
-
-
-def test_save_and_load_give_identical_results(
+def test_removing_a_document_scores_like_a_bm25s_index_without_it(
     corpus: tuple[list[str], list[str]], tmp_path: Path
 ) -> None:
-    index = BM25Index(method="robertson")
-    index.build(*corpus)
-    folder = tmp_path / "bm25"
-    index.save(folder)
-    loaded = BM25Index.load(folder)
-    assert loaded.method == "robertson"
+    ids, texts = corpus
+    index = split_index(tmp_path, ids, texts)
+    index.remove_document("c", "doc2")  # entries 4..14
+    kept = [i for i in range(len(ids)) if not 4 <= i < 15]
+    reference = oracle([texts[i] for i in kept])
     for query in QUERIES:
-        assert loaded.search(query, top_k=10) == index.search(query, top_k=10)
+        expected = oracle_ranking(reference, [ids[i] for i in kept], query)
+        got = index.search("c", "chunk", query, top_k=len(ids))
+        assert [i for i, _ in got] == [i for i, _ in expected], query
+        np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], atol=1e-6)
 
 
-def test_saved_index_holds_no_pickle(corpus: tuple[list[str], list[str]], tmp_path: Path) -> None:
-    index = BM25Index()
-    index.build(*corpus)
-    folder = tmp_path / "bm25"
-    index.save(folder)
-    files = [p for p in folder.rglob("*") if p.is_file()]
-    assert not [p for p in files if p.suffix in {".pkl", ".pickle"}]
-    arrays = [p for p in files if p.suffix == ".npy"]
-    assert arrays
-    for path in arrays:
-        np.load(path, allow_pickle=False)
-    for path in files:
-        if path.suffix == ".json":
-            json.loads(path.read_text(encoding="utf-8"))
-        else:
-            assert path.suffix == ".npy", path
-
-
-def test_saving_again_replaces_the_old_index_and_leaves_no_temporary_folder(
-    tmp_path: Path,
+def test_a_reopened_index_gives_identical_results(
+    corpus: tuple[list[str], list[str]], tmp_path: Path
 ) -> None:
-    folder = tmp_path / "bm25"
-    first = BM25Index()
-    first.build(["old"], ["Revenue grew."])
-    first.save(folder)
-    second = BM25Index()
-    second.build(["new"], ["Revenue fell."])
-    second.save(folder)
-    assert BM25Index.load(folder).search("revenue", top_k=5)[0][0] == "new"
-    assert [p.name for p in tmp_path.iterdir()] == ["bm25"]
+    index = split_index(tmp_path, *corpus)
+    reopened = BM25FilesIndex(tmp_path)
+    for query in QUERIES:
+        assert reopened.search("c", "chunk", query, 10) == index.search("c", "chunk", query, 10)
+
+
+def test_a_document_that_matches_best_comes_first(tmp_path: Path) -> None:
+    index = BM25FilesIndex(tmp_path)
+    texts = ["Costs fell in Europe.", "Piracy risk factors are described here.", "Revenue grew."]
+    index.add_document(
+        "c", "d", [KeywordEntry(i, "chunk", t) for i, t in zip("abc", texts, strict=True)]
+    )
+    assert index.search("c", "chunk", "What are the piracy risks?", 3)[0][0] == "b"
+    assert index.search("c", "chunk", "revenues", 3) == index.search("c", "chunk", "revenue", 3)
+    assert [i for i, _ in index.search("c", "chunk", "revenues", 3)] == ["c"]
 
 
 def test_tokenize_lowercases_drops_stopwords_and_folds_plurals() -> None:
     assert tokenize("The Revenues of the Companies grew 2,427,077") == [
-        "revenue", "company", "grew", "2427077"
+        "revenue",
+        "company",
+        "grew",
+        "2427077",
     ]
 
 
 def test_a_number_is_one_token_however_its_thousands_are_written() -> None:
     assert tokenize("4,585,289 and 4585289 and 3.5") == ["4585289", "4585289", "3.5"]
-
-
-def test_unknown_method_is_refused() -> None:
-    with pytest.raises(ValueError, match="okapi"):
-        BM25Index(method="okapi")

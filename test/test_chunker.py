@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from llama_index.core.schema import NodeRelationship
 
-from citerag.chunk.chunker import chunk_document
+from citerag.chunk.chunker import chunk_document, default_token_counter
 from citerag.nodes import (
     block_type_of,
     chunk_index_of,
@@ -90,9 +90,7 @@ def test_sections_neighbours_and_ids() -> None:
 
 
 def test_tables_split_between_rows_and_keep_their_type_and_label() -> None:
-    chunks = [
-        c for c in chunk_document(make_doc(), 40, 0, count_tokens=words) if page_of(c) == 2
-    ]
+    chunks = [c for c in chunk_document(make_doc(), 40, 0, count_tokens=words) if page_of(c) == 2]
     assert len(chunks) > 1
     for chunk in chunks:
         assert block_type_of(chunk) == "table"
@@ -106,3 +104,29 @@ def test_chunking_is_deterministic() -> None:
     first = chunk_document(make_doc(), 40, 10, count_tokens=words)
     second = chunk_document(make_doc(), 40, 10, count_tokens=words)
     assert [c.to_dict() for c in first] == [c.to_dict() for c in second]
+
+
+def test_a_sentence_longer_than_the_chunk_size_is_cut_at_word_boundaries_with_exact_offsets() -> (
+    None
+):
+    words = [f"word{i}" for i in range(5_000)]
+    long_sentence = " ".join(words)  # no sentence boundary anywhere
+    doc = ParsedDocument(
+        doc_id="d" * 64,
+        name="long.pdf",
+        parser="pymupdf",
+        pages=[Page(1, 612, 792, [Block("text", long_sentence, BBox(0, 0, 1, 1))])],
+    )
+    counter = default_token_counter()
+    chunks = chunk_document(doc, chunk_size=128, chunk_overlap=16, count_tokens=counter)
+    page_text = doc.pages[0].text_and_spans()[0]
+    assert len(chunks) > 5_000 * 2 // 128
+    for chunk in chunks:
+        assert counter(chunk.text) <= 128
+        start = int(chunk.start_char_idx or 0)
+        assert page_text[start : start + len(chunk.text)] == chunk.text
+        assert not chunk.text[0].isspace() and not chunk.text[-1].isspace()
+        first, last = chunk.text.split()[0], chunk.text.split()[-1]
+        assert first in words and last in words  # never cut inside a word
+    covered = " ".join(c.text for c in chunks)
+    assert all(word in covered for word in words[::500])

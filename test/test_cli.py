@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import text_pdf
 
 import main
 
@@ -88,7 +89,7 @@ class FakeEngine:
     def ingest(self, path: Path, collection: str, progress: Any = None) -> Any:
         self.calls.append(("ingest", collection, path))
         return types.SimpleNamespace(
-            name=path.name, status="ingested", pages=1, chunks=1, seconds=0.0
+            name=path.name, doc_id="d", status="ingested", pages=1, chunks=1, seconds=0.0
         )
 
     def query(
@@ -116,8 +117,11 @@ def fake_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeEn
     monkeypatch.setitem(sys.modules, "config", fake_config)  # removed again afterwards
     engine_module = types.ModuleType("citerag.engine")
     engine_module.Engine = FakeEngine  # type: ignore[attr-defined]
+    engine_module.check_collection_name = lambda name: name  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "citerag.engine", engine_module)
     monkeypatch.setattr(FakeEngine, "opened", [])
+    text_pdf(tmp_path / "big.pdf")  # what `ingest big.pdf` finds (in the working folder)
+    monkeypatch.chdir(tmp_path)
     return FakeEngine
 
 

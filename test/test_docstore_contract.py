@@ -278,3 +278,16 @@ def test_delete_document_removes_its_page_head_vectors(store: DocStore) -> None:
     store.put_sentence_vectors("main", heads)
     store.delete_document("main", "d1")
     assert set(store.get_sentence_vectors("main", list(heads))) == {page_vector_key("d2", 1)}
+
+
+def test_chunk_metadata_gives_the_keys_asked_and_no_text(store: DocStore) -> None:
+    chunks = ingest(store, "d1", 3)
+    ingest(store, "d2", 1)
+    found = store.chunk_metadata("main", "d1", ["page", "block_type", "table_context", "years"])
+    assert [f.chunk_id for f in found] == [c.node_id for c in chunks]
+    assert [f.start for f in found] == [0, 100, 200]
+    assert found[0].metadata == {"page": 1, "block_type": "text"}
+    assert found[1].metadata == {
+        "page": 1, "block_type": "table", "table_context": "Revenue by quarter | 2024"
+    }
+    assert store.chunk_metadata("main", "missing", ["page"]) == []

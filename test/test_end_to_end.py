@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from helpers import DEMO_PDF, MILVUS_BACKENDS, milvus_uri_for, shared_eval_file
+from helpers import (
+    DEMO_PDF,
+    MILVUS_BACKENDS,
+    corrupt_pdf,
+    encrypted_pdf,
+    milvus_uri_for,
+    scanned_pdf,
+    shared_eval_file,
+)
 
 import config
 import main
@@ -19,7 +27,7 @@ from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.parse.select import parse_document
 from citerag.settings import Settings
-from citerag.store.bm25_index import BM25Index
+from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_docstore, open_vector_index
 from mineru_wrapper import DEFAULT_ENV_DIR, mineru_available
 
@@ -242,7 +250,9 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     finally:
         vectors.close()
         docstore.close()
-    assert len(BM25Index.load(storage_dir / "bm25" / collection)) == expected
+    keywords = BM25FilesIndex(storage_dir / "keywords")
+    assert keywords.doc_ids(collection) == {after["docId"]}
+    assert len(keywords.entry_ids(collection, after["docId"])["chunk"]) == expected
 
     code, out, err = run(
         capsys, "query", "Which parser was chosen?", "--collection", collection, "--json"
@@ -316,36 +326,13 @@ def test_without_reranker_metadata_says_not_reranked(
     assert scores == sorted(scores, reverse=True)
 
 
-def _corrupt(path: Path) -> Path:
-    path.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200)
-    return path
-
-
-def _encrypted(path: Path) -> Path:
-    with pymupdf.open() as document:
-        document.new_page().insert_text((72, 72), "secret text")
-        aes_256 = pymupdf.PDF_ENCRYPT_AES_256  # type: ignore[attr-defined]
-        document.save(path, encryption=aes_256, user_pw="u", owner_pw="o")
-    return path
-
-
-def _scanned(path: Path) -> Path:
-    with pymupdf.open() as document:
-        page = document.new_page()
-        pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), False)
-        pixmap.clear_with(200)
-        page.insert_image(page.rect, pixmap=pixmap)
-        document.save(path)
-    return path
-
-
 @pytest.mark.parametrize(
     "make, fragment",
     [
         (lambda p: p / "missing.pdf", "does not exist"),
-        (lambda p: _corrupt(p / "corrupt.pdf"), "corrupt|no pages"),
-        (lambda p: _encrypted(p / "encrypted.pdf"), "encrypted"),
-        (lambda p: _scanned(p / "scanned.pdf"), "text layer"),
+        (lambda p: corrupt_pdf(p / "corrupt.pdf"), "corrupt|no pages"),
+        (lambda p: encrypted_pdf(p / "encrypted.pdf"), "encrypted"),
+        (lambda p: scanned_pdf(p / "scanned.pdf"), "text layer"),
     ],
 )
 def test_bad_pdfs_get_one_sentence_and_change_nothing(

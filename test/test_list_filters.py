@@ -12,10 +12,11 @@ from llama_index.core.schema import QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from citerag.nodes import chunk_node
-from citerag.retrieve.collection_state import load_collection_state, rebuild_bm25
+from citerag.retrieve.collection_state import refresh_state
 from citerag.retrieve.filters import check_filters, matches
 from citerag.retrieve.hybrid import RetrievalSettings
 from citerag.store.base import VectorRow
+from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.tools.retriever import ListFilteredRetriever
@@ -82,7 +83,6 @@ def stores(tmp_path: Path) -> Iterator[tuple[SQLiteDocStore, MilvusIndex, np.nda
             for i, n in enumerate(nodes)
         ],
     )
-    rebuild_bm25(nodes, tmp_path / "bm25" / "c")
     yield docstore, vectors, matrix, tmp_path
     vectors.close()
     docstore.close()
@@ -106,7 +106,7 @@ def test_milvus_lite_searches_only_the_candidate_ids(stores: tuple) -> None:
 
 def retriever(stores: tuple, **filters: MetadataFilters) -> ListFilteredRetriever:
     docstore, vectors, _, tmp_path = stores
-    state = load_collection_state(docstore, "c", tmp_path / "bm25" / "c")
+    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")
     return ListFilteredRetriever(
         vectors,
         docstore,

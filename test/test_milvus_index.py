@@ -248,7 +248,8 @@ def test_factory_opens_milvus_lite_in_the_storage_folder(tmp_path: Path) -> None
 def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Path) -> None:
     holder = MilvusIndex(str(db_path))
     script = (
-        "import sys\n"
+        "import logging, sys\n"
+        "logging.basicConfig(level=logging.INFO)\n"
         "from citerag.errors import BackendUnavailable\n"
         "from citerag.store.milvus_index import MilvusIndex\n"
         "try:\n"
@@ -265,3 +266,4 @@ def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Pa
         holder.close()
     assert result.returncode == 3, result.stderr[-500:]
     assert "another process" in result.stdout
+    assert "Traceback" not in result.stderr, result.stderr[-500:]  # the sentence, nothing else

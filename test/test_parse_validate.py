@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers import text_pdf
 
 from citerag.errors import InputError
 from citerag.parse.validate import inspect_pdf
 
 
-def _text_pdf(path: Path, pages: int = 2) -> Path:
-    doc = pymupdf.open()
-    for number in range(pages):
-        doc.new_page().insert_text((72, 72), f"Page {number + 1} has some text.")
-    doc.save(path)
-    return path
-
-
 def test_valid_pdf_gives_hash_and_page_count(tmp_path: Path) -> None:
-    path = _text_pdf(tmp_path / "ok.pdf", pages=3)
+    path = text_pdf(tmp_path / "ok.pdf", pages=3)
     info = inspect_pdf(path)
     assert info.page_count == 3
     assert info.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -65,3 +58,24 @@ def test_scanned_pdf_without_text_layer_is_refused_with_ocr_advice(tmp_path: Pat
     with pytest.raises(InputError, match="ocrmypdf") as raised:
         inspect_pdf(path)
     assert str(raised.value).count(". ") == 0  # one sentence
+
+
+def test_a_page_larger_than_fifty_letter_pages_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "giant.pdf"
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "A normal first page.")
+    doc.new_page(width=14_400, height=14_400).insert_text((72, 72), "One enormous page.")
+    doc.save(path)
+    with pytest.raises(InputError) as refused:
+        inspect_pdf(path)
+    message = str(refused.value)
+    assert "14400 x 14400 pt (page 2)" in message and message.count(".") <= 2
+
+
+@pytest.mark.parametrize("target", ["loop.pdf", "missing.pdf"])
+def test_a_symlink_loop_or_dangling_link_is_named_as_a_link(tmp_path: Path, target: str) -> None:
+    link = tmp_path / "loop.pdf"
+    link.symlink_to(tmp_path / target)
+    with pytest.raises(InputError) as refused:
+        inspect_pdf(link)
+    assert "symbolic link that leads nowhere" in str(refused.value)

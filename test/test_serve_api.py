@@ -328,3 +328,28 @@ def test_serve_on_a_busy_port_is_one_sentence_before_the_engine_opens(
         assert main.main(["serve", "--port", str(port)]) != 0
     err = capsys.readouterr().err
     assert err.startswith(f"error: Cannot listen on 127.0.0.1:{port}") and err.count("\n") == 1
+
+
+def test_a_malformed_json_body_is_named_as_such_not_as_a_field(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, _ = api
+    broken = client.post(
+        "/api/rag/query",
+        content=b'{"query": "q", "collection": "demo",',
+        headers={"Content-Type": "application/json"},
+    )
+    message = assert_one_sentence_error(broken, 422, "not valid JSON")
+    assert "'" not in message.split("JSON")[0]  # no byte offset quoted as a field name
+
+
+def test_an_upload_name_with_a_quote_is_stored_as_written(
+    api: tuple[TestClient, FakeEngine], tmp_path: Path
+) -> None:
+    client, _ = api
+    data = text_pdf(tmp_path / "ok.pdf").read_bytes()
+    response = upload(client, 'the "final" report.pdf', data)
+    assert response.status_code == 202, response.text
+    job = wait_for_job(client, response.json()["statusUrl"])
+    assert job["name"] == 'the "final" report.pdf'
+    assert [p.name for p in uploaded_files(tmp_path)] == ['the "final" report.pdf']

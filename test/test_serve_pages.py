@@ -75,3 +75,52 @@ def test_a_highlight_across_two_lines_gets_one_box_around_both(
     box = first["box"]
     assert box["x0"] == pytest.approx(72, abs=2) and box["y0"] < 72 < 86 < box["y1"]
     assert absent["box"] is None and absent["rects"] == []
+
+
+def huge_page_pdf(path: Path, side: float = 14_400) -> Path:
+    doc = pymupdf.open()
+    doc.new_page(width=side, height=side).insert_text((72, 72), "One enormous page.")
+    doc.save(path)
+    return path
+
+
+def test_a_page_past_the_pixel_cap_is_422_with_the_zoom_that_fits(
+    setup: tuple[PageSource, Settings, Path], tmp_path: Path
+) -> None:
+    pages, _, _ = setup
+    poster = huge_page_pdf(tmp_path / "poster.pdf", side=3_000)
+    with pytest.raises(ApiError) as refused:
+        pages.png(poster, 1, 1.5)
+    assert refused.value.status == 422
+    assert "megapixel" in refused.value.message and "zoom 1.36 or less" in refused.value.message
+    assert pages.png(poster, 1, 1.3).startswith(b"\x89PNG")
+
+
+def test_a_page_too_large_at_any_zoom_is_refused_quickly_not_rendered(
+    setup: tuple[PageSource, Settings, Path], tmp_path: Path
+) -> None:
+    pages, _, _ = setup
+    giant = huge_page_pdf(tmp_path / "giant.pdf")
+    for zoom in (0.5, 1.2, 1.5):
+        with pytest.raises(ApiError) as refused:
+            pages.png(giant, 1, zoom)
+        assert refused.value.status == 422
+        assert "desktop viewer" in refused.value.message
+
+
+def test_renders_beyond_the_slots_wait_then_get_503_not_a_worker(
+    setup: tuple[PageSource, Settings, Path],
+) -> None:
+    from citerag.serve import pages as pages_module
+
+    source, _, pdf = setup
+    source.render_wait_s = 0.05
+    held = [source._render_slots.acquire() for _ in range(pages_module.RENDER_SLOTS)]
+    try:
+        with pytest.raises(ApiError) as busy:
+            source.png(pdf, 1, 1.0)
+        assert busy.value.status == 503
+    finally:
+        for _ in held:
+            source._render_slots.release()
+    assert source.png(pdf, 1, 1.0).startswith(b"\x89PNG")

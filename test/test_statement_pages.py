@@ -11,9 +11,10 @@ from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.schema import QueryBundle
 
 from citerag.nodes import chunk_node, page_of
-from citerag.retrieve.collection_state import load_collection_state
+from citerag.retrieve.collection_state import refresh_state
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.statement_pages import has_statement_title
+from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
 
@@ -98,7 +99,7 @@ def docstore(tmp_path: Path) -> Iterator[SQLiteDocStore]:
 
 
 def ranked_pages(docstore: SQLiteDocStore, tmp_path: Path, question: str, **kw: float) -> list[int]:
-    state = load_collection_state(docstore, "c", tmp_path / "bm25" / "c")
+    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")
     retriever = HybridRetriever(
         NoVectors(),  # type: ignore[arg-type]
         docstore,
@@ -112,7 +113,7 @@ def ranked_pages(docstore: SQLiteDocStore, tmp_path: Path, question: str, **kw: 
 def test_only_the_titled_table_page_is_a_statement_page(
     docstore: SQLiteDocStore, tmp_path: Path
 ) -> None:
-    state = load_collection_state(docstore, "c", tmp_path / "bm25" / "c")
+    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")
     statements = [state.page_key(p).page for p in state.pages.statement_ids]
     assert statements == [3]
 

@@ -1,10 +1,10 @@
 """Page-bounded, sentence-aligned chunks with offsets into the page text.
 
-A chunk never crosses a page, never cuts a sentence (unless one sentence alone is longer than
-the chunk size) and carries the section in effect where it starts. A chunk of table rows also
-carries the table's context (the page's titles, the period line above the table and the header
-row), so that a row far down a financial statement still says which statement and which years
-its numbers belong to.
+A chunk never crosses a page, never holds more than the chunk size in tokens (a sentence or
+table row longer than that is cut at word boundaries, offsets still exact), and carries the
+section in effect where it starts. A chunk of table rows also carries the table's context (the
+page's titles, the period line above the table and the header row), so that a row far down a
+financial statement still says which statement and which years its numbers belong to.
 """
 
 from __future__ import annotations
@@ -14,11 +14,15 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import TextNode
 
-from citerag.chunk.sentences import sentence_spans
+from citerag.chunk.sentences import append_trimmed, sentence_spans
 from citerag.nodes import CHUNK_INDEX, chunk_node, link_neighbours
 from citerag.types import BBox, Block, Page, ParsedDocument
 
 TokenCounter = Callable[[str], int]
+# A unit longer than this many characters per token of the bound is sliced before it is counted,
+# so a megabyte without a sentence end costs one pass of the tokenizer, not one per halving.
+LONG_UNIT_CHARS_PER_TOKEN = 8
+SLICE_CHARS_PER_TOKEN = 2
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def _chunk_page(
     counter: TokenCounter,
 ) -> tuple[list[TextNode], str]:
     text, block_spans = page.text_and_spans()
-    units = _units(page.blocks, text, block_spans, counter)
+    units = _units(page.blocks, text, block_spans, counter, chunk_size)
     sections = _section_at_block(page.blocks, section)
     contexts = _table_contexts(page.blocks)
     chunks = []
@@ -80,14 +84,63 @@ def _chunk_page(
 
 
 def _units(
-    blocks: Sequence[Block], text: str, spans: Sequence[tuple[int, int]], counter: TokenCounter
+    blocks: Sequence[Block],
+    text: str,
+    spans: Sequence[tuple[int, int]],
+    counter: TokenCounter,
+    max_tokens: int,
 ) -> list[_Unit]:
     units = []
     for index, (block, (start, end)) in enumerate(zip(blocks, spans, strict=True)):
         pieces = _table_rows(text, start, end) if block.kind == "table" else None
         for a, b in pieces or sentence_spans(text, start, end):
-            units.append(_Unit(a, b, max(1, counter(text[a:b])), index))
+            for piece_start, piece_end, tokens in _bounded(text, a, b, counter, max_tokens):
+                units.append(_Unit(piece_start, piece_end, tokens, index))
     return units
+
+
+def _bounded(
+    text: str, a: int, b: int, counter: TokenCounter, max_tokens: int
+) -> list[tuple[int, int, int]]:
+    """`text[a:b]` as (start, end, tokens) pieces of at most `max_tokens` tokens each, cut at
+    whitespace (mid-word only inside a word longer than the bound)."""
+    if b - a > LONG_UNIT_CHARS_PER_TOKEN * max_tokens:  # a runaway "sentence": slice it first
+        slices = _slices(text, a, b, SLICE_CHARS_PER_TOKEN * max_tokens)
+        return [piece for lo, hi in slices for piece in _bounded(text, lo, hi, counter, max_tokens)]
+    tokens = max(1, counter(text[a:b]))
+    if tokens <= max_tokens or b - a < 2:
+        return [(a, b, tokens)]
+    return [
+        piece
+        for lo, hi in _halves(text, a, b)
+        for piece in _bounded(text, lo, hi, counter, max_tokens)
+    ]
+
+
+def _slices(text: str, a: int, b: int, width: int) -> list[tuple[int, int]]:
+    """Consecutive trimmed slices of about `width` characters, each ending at whitespace."""
+    slices: list[tuple[int, int]] = []
+    start = a
+    while start < b:
+        stop = min(start + width, b)
+        if stop < b:
+            space = text.rfind(" ", start + 1, stop)
+            stop = space if space > start else stop
+        append_trimmed(text, start, stop, slices)
+        start = stop
+    return slices
+
+
+def _halves(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    middle = (a + b) // 2
+    left = text.rfind(" ", a + 1, middle + 1)
+    right = text.find(" ", middle, b - 1)
+    candidates = [c for c in (left, right) if c > a]
+    cut = min(candidates, key=lambda c: abs(c - middle)) if candidates else middle
+    halves: list[tuple[int, int]] = []
+    for lo, hi in ((a, cut), (cut, b)):
+        append_trimmed(text, lo, hi, halves)
+    return halves
 
 
 def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -51,9 +51,9 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     for match in _BOUNDARY.finditer(text, start, stop):
         if _is_abbreviation(text[sentence_start : match.start()]):
             continue
-        _append_trimmed(text, sentence_start, match.start(), spans)
+        append_trimmed(text, sentence_start, match.start(), spans)
         sentence_start = match.end()
-    _append_trimmed(text, sentence_start, stop, spans)
+    append_trimmed(text, sentence_start, stop, spans)
     return spans
 
 
@@ -65,7 +65,7 @@ def _is_abbreviation(candidate: str) -> bool:
     return word in _ABBREVIATIONS or len(word) == 1
 
 
-def _append_trimmed(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> None:
+def append_trimmed(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> None:
     while a < b and text[a].isspace():
         a += 1
     while b > a and text[b - 1].isspace():

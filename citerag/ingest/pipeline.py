@@ -33,9 +33,10 @@ from citerag.ingest.vectors import (
 )
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
-from citerag.retrieve.collection_state import rebuild_bm25
+from citerag.retrieve.pages import keyword_entries
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+from citerag.store.keywords import KeywordIndex
 from citerag.tree.ingest import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
 CHUNK_FORMAT = 3  # 3: chunks know their section-tree node
 Progress = Callable[[str], None]
+STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
 
 
 def ingest_key(file_sha256: str, settings: Settings) -> str:
@@ -68,6 +70,7 @@ class IngestOutcome:
     pages: int
     chunks: int
     seconds: float
+    same_as: str = ""  # skipped because these bytes are stored under this other name
 
 
 class Ingestor:
@@ -77,7 +80,7 @@ class Ingestor:
         docstore: DocStore,
         vectors: VectorIndex,
         embedder: Embedder,
-        bm25_dir: Callable[[str], Path],
+        keywords: KeywordIndex,
         enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
@@ -85,7 +88,7 @@ class Ingestor:
         self._docstore = docstore
         self._vectors = vectors
         self._embedder = embedder
-        self._bm25_dir = bm25_dir
+        self._keywords = keywords
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -99,7 +102,10 @@ class Ingestor:
         if existing is not None:
             if existing.status == "ready" and self._is_consistent(collection, doc_id):
                 stored = self._docstore.count_chunks(collection, doc_id)
-                return IngestOutcome(path.name, doc_id, "skipped", existing.pages, stored, 0.0)
+                same_as = existing.name if existing.name != path.name else ""
+                return IngestOutcome(
+                    path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                )
             log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
             self.remove(collection, doc_id)
             status = "repaired"
@@ -141,7 +147,7 @@ class Ingestor:
         return bool(older)
 
     def remove(self, collection: str, doc_id: str) -> None:
-        """Delete a document everywhere and bring the keyword index back in line.
+        """Delete a document everywhere: vectors, keyword entries, then the docstore.
 
         The record turns `pending` first: a delete cut short then leaves a document that split-
         brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
@@ -149,8 +155,8 @@ class Ingestor:
         if record is not None and record.status != "pending":
             self._docstore.put_document(replace(record, status="pending"))
         self._vectors.delete_document(collection, doc_id)
+        self._keywords.remove_document(collection, doc_id)
         self._docstore.delete_document(collection, doc_id)
-        rebuild_bm25(self._docstore.ready_chunks(collection), self._bm25_dir(collection))
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
         in_docstore = self._docstore.count_chunks(collection, doc_id)
@@ -187,12 +193,9 @@ class Ingestor:
                 self._docstore.put_tree(collection, parsed.doc_id, tree)
             self._vectors.ensure_collection(collection, chunk_vectors.shape[1])
             self._vectors.insert(collection, vector_rows(chunks, chunk_vectors))
-            ready = self._docstore.ready_chunks(collection) + chunks
-            rebuild_bm25(ready, self._bm25_dir(collection))
+            self._keywords.add_document(collection, parsed.doc_id, keyword_entries(chunks))
             self._docstore.mark_ready(collection, parsed.doc_id)
         except BaseException:
             log.error("ingesting %s failed; removing what was written", parsed.name)
             self.remove(collection, parsed.doc_id)
             raise
-
-

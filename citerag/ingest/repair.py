@@ -22,7 +22,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from llama_index.core.schema import TextNode
 
@@ -32,9 +31,10 @@ from citerag.enrich.step import Enricher
 from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
 from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
 from citerag.parse.cache import load_cached
-from citerag.retrieve.collection_state import rebuild_bm25
+from citerag.retrieve.keyword_sync import index_from_docstore
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+from citerag.store.keywords import KeywordIndex
 from citerag.tree.build import point_chunk_to_node
 from citerag.tree.model import DocumentTree
 from citerag.types import DocumentRecord, ParsedDocument
@@ -63,7 +63,7 @@ class SplitBrainRepairer:
         docstore: DocStore,
         vectors: VectorIndex,
         embedder: Embedder,
-        bm25_dir: Callable[[str], Path],
+        keywords: KeywordIndex,
         ingest_key: KeyOf,
         enricher: Enricher | None = None,
     ) -> None:
@@ -72,7 +72,7 @@ class SplitBrainRepairer:
         self._docstore = docstore
         self._vectors = vectors
         self._embedder = embedder
-        self._bm25_dir = bm25_dir
+        self._keywords = keywords
         self._ingest_key = ingest_key
 
     def check(self, collection: str) -> list[Repair]:
@@ -94,8 +94,8 @@ class SplitBrainRepairer:
                 repair.name,
                 "; ".join(repair.actions),
             )
-        if repairs:
-            rebuild_bm25(self._docstore.ready_chunks(collection), self._bm25_dir(collection))
+        for repair in repairs:  # only the repaired documents' keyword entries are written again
+            index_from_docstore(self._docstore, self._keywords, collection, repair.doc_id)
         return repairs
 
     def _suspects(self, collection: str) -> list[str]:

@@ -8,6 +8,7 @@ tier whose weights are not on this machine (`ModelUnavailable`).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from citerag.errors import ConfigError, ModelUnavailable, RagError
@@ -26,7 +27,22 @@ def parse_document(
     mineru_tier: str = "flash",
     mineru_env: Path | None = None,
 ) -> ParsedDocument:
-    """The parsed document from the cache, else from the named parser (cached afterwards)."""
+    """The parsed document from the cache, else from the named parser (cached afterwards).
+
+    The cache is keyed by the file's bytes, so a cached parse may carry the name the same bytes
+    had before (another collection, a deleted draft): the document is always named `path.name`.
+    """
+    return replace(_parse(path, doc_id, parser, cache_dir, mineru_tier, mineru_env), name=path.name)
+
+
+def _parse(
+    path: Path,
+    doc_id: str,
+    parser: str,
+    cache_dir: Path,
+    mineru_tier: str,
+    mineru_env: Path | None,
+) -> ParsedDocument:
     if parser not in ("pymupdf", "mineru"):
         raise ConfigError(f"parser is {parser!r}; choose 'pymupdf' or 'mineru' in config.py.")
     if parser == "mineru":

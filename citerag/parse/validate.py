@@ -10,6 +10,10 @@ import pymupdf
 
 from citerag.errors import InputError
 
+# 50 US Letter pages' area (an A0 poster is 17): PDF allows 200 x 200 inch pages, and one such
+# page costs seconds and GBs to lay out or render for no text a reader could use.
+MAX_PAGE_AREA_PT2 = 50 * 612 * 792
+
 
 @dataclass(frozen=True)
 class PdfInfo:
@@ -20,10 +24,21 @@ class PdfInfo:
 def inspect_pdf(path: Path) -> PdfInfo:
     """Hash and page count of a readable, unencrypted PDF with a text layer, or an InputError."""
     if not path.exists():
+        if path.is_symlink():
+            raise InputError(
+                f"{path} is a symbolic link that leads nowhere (a loop or a missing target); "
+                "point it at a PDF or give the file itself."
+            )
         raise InputError(f"{path} does not exist; check the path and try again.")
     if not path.is_file():
         raise InputError(f"{path} is not a file; give the path of a PDF file.")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(
+            f"{path} cannot be read ({error.strerror or error}); check its permissions and try "
+            "again."
+        ) from None
     doc = _open_pdf(path, data)
     try:
         if doc.needs_pass:
@@ -32,6 +47,7 @@ def inspect_pdf(path: Path) -> PdfInfo:
             )
         if doc.page_count == 0:
             raise InputError(f"{path.name} has no pages; check that the file is a complete PDF.")
+        _check_page_sizes(path, doc)
         if not any(page.get_text("text").strip() for page in doc.pages()):
             raise InputError(
                 f"{path.name} has no text layer (it looks scanned); run OCR on it first with "
@@ -40,6 +56,17 @@ def inspect_pdf(path: Path) -> PdfInfo:
         return PdfInfo(sha256=hashlib.sha256(data).hexdigest(), page_count=doc.page_count)
     finally:
         doc.close()
+
+
+def _check_page_sizes(path: Path, doc: pymupdf.Document) -> None:
+    for page in doc.pages():
+        rect = page.rect
+        if rect.width * rect.height > MAX_PAGE_AREA_PT2:
+            raise InputError(
+                f"{path.name} has a page of {rect.width:.0f} x {rect.height:.0f} pt (page "
+                f"{page.number + 1}), larger than this engine reads (50 letter pages' area); "
+                "split or scale that page down and try again."
+            )
 
 
 def _open_pdf(path: Path, data: bytes) -> pymupdf.Document:

@@ -134,8 +134,8 @@ class HybridRetriever(BaseRetriever):
         return [cid for cid, _ in hits if cid in places and (allowed is None or cid in allowed)]
 
     def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
-        hits = self._state.bm25.search(
-            keyword_query(question), self._settings.top_k_each, allowed_ids=allowed
+        hits = self._state.keyword_hits(
+            "chunk", keyword_query(question), self._settings.top_k_each, allowed
         )
         return [chunk_id for chunk_id, _ in hits]
 
@@ -150,8 +150,8 @@ class HybridRetriever(BaseRetriever):
         allowed_pages = None if allowed is None else self._pages_of(allowed)
         by_keywords = [
             page_id
-            for page_id, _ in page_set.bm25.search(
-                keyword_query(question), self._settings.top_k_each, allowed_ids=allowed_pages
+            for page_id, _ in self._state.keyword_hits(
+                "page", keyword_query(question), self._settings.top_k_each, allowed_pages
             )
         ]
         kw_weight = self._keyword_weight(question)
@@ -178,7 +178,7 @@ class HybridRetriever(BaseRetriever):
         if not candidates:
             return []
         query = keyword_query(question)
-        hits = page_set.bm25.search(query, len(candidates), allowed_ids=candidates)
+        hits = self._state.keyword_hits("page", query, len(candidates), candidates)
         return [page_id for page_id, _ in hits]
 
     def _pages_of(self, chunk_ids: Iterable[str]) -> set[str]:
@@ -233,5 +233,5 @@ class HybridRetriever(BaseRetriever):
         candidates = [c for c in on_page if allowed is None or c in allowed]
         if not candidates:
             return None
-        hits = self._state.bm25.search(keyword_query(question), 1, allowed_ids=set(candidates))
+        hits = self._state.keyword_hits("chunk", keyword_query(question), 1, set(candidates))
         return hits[0][0] if hits else candidates[0]

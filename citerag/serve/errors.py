@@ -96,6 +96,9 @@ def validation_sentence(error: RequestValidationError) -> str:
     if not problems:
         return "The request is not valid; check it against /docs."
     first = problems[0]
+    if first.get("type") == "json_invalid":
+        reason = first.get("ctx", {}).get("error", "it cannot be parsed")
+        return f"The request body is not valid JSON ({reason}); send a JSON object as /docs shows."
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
     return f"The request's {where!r} is not valid ({first.get('msg', 'invalid')}); see /docs."
 

@@ -8,6 +8,7 @@ that changed since it was ingested.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +26,12 @@ from citerag.settings import Settings
 MIN_ZOOM, MAX_ZOOM = 0.5, 4.0
 HEAD_TAIL_WORDS = 6
 CACHED_PAGES = 64
+# A US Letter page at the highest zoom is 7.8 megapixels; an A0 poster at zoom 1 is 8.1. A page
+# past this many output pixels is refused: one huge page would otherwise take seconds and GBs.
+MAX_RENDER_PIXELS = 16_777_216
+# Renders at once: fewer than the engine's worker threads, so pages never hold up questions.
+RENDER_SLOTS = 2
+RENDER_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,8 @@ class PageSource:
         self._hashes: dict[tuple[str, int, int], str] = {}
         self._pngs: OrderedDict[tuple[str, int, float], bytes] = OrderedDict()
         self._lock = threading.Lock()
+        self._render_slots = threading.BoundedSemaphore(RENDER_SLOTS)
+        self.render_wait_s = RENDER_WAIT_S
 
     def locate(self, collection: str, name: str, doc_id: str) -> Path:
         candidates = [self._files.path(collection, name)] + [d / name for d in self._folders]
@@ -75,9 +84,12 @@ class PageSource:
             if key in self._pngs:
                 self._pngs.move_to_end(key)
                 return self._pngs[key]
-        with pymupdf.open(path) as doc:
-            pixmap = _page(doc, page).get_pixmap(matrix=pymupdf.Matrix(zoom, zoom))
-            data = pixmap.tobytes("png")
+        if not self._render_slots.acquire(timeout=self.render_wait_s):
+            raise ApiError(503, "The server is busy rendering other pages; retry in a few seconds.")
+        try:
+            data = _render(path, page, zoom)
+        finally:
+            self._render_slots.release()
         with self._lock:
             self._pngs[key] = data
             while len(self._pngs) > CACHED_PAGES:
@@ -115,6 +127,40 @@ class PageSource:
             with self._lock:
                 self._hashes[key] = cached
         return cached
+
+
+def _render(path: Path, number: int, zoom: float) -> bytes:
+    with pymupdf.open(path) as doc:
+        page = _page(doc, number)
+        _check_render_size(path.name, number, page.rect, zoom)
+        try:
+            return bytes(page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom)).tobytes("png"))
+        except Exception as error:  # MuPDF raises its own types (FzErrorLimit, ...) for such pages
+            raise ApiError(
+                422,
+                f"Page {number} of {path.name} cannot be rendered ({type(error).__name__}); "
+                "open the PDF in a desktop viewer instead.",
+            ) from None
+
+
+def _check_render_size(name: str, number: int, rect: pymupdf.Rect, zoom: float) -> None:
+    pixels = rect.width * zoom * rect.height * zoom
+    if pixels <= MAX_RENDER_PIXELS:
+        return
+    largest = (
+        math.floor(100 * (MAX_RENDER_PIXELS / max(rect.width * rect.height, 1.0)) ** 0.5) / 100
+    )
+    advice = (
+        f"ask for zoom {largest:.2f} or less"
+        if largest >= MIN_ZOOM
+        else "the page is too large to render here; open the PDF in a desktop viewer"
+    )
+    raise ApiError(
+        422,
+        f"Page {number} of {name} is {rect.width:.0f} x {rect.height:.0f} pt, "
+        f"{pixels / 1e6:.0f} megapixels at zoom {zoom:g}, over the "
+        f"{MAX_RENDER_PIXELS / 1e6:.0f}-megapixel limit; {advice}.",
+    )
 
 
 def _page(doc: pymupdf.Document, number: int) -> pymupdf.Page:

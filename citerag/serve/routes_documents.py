@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from citerag.serve.errors import ApiError
 from citerag.serve.schemas import BoxesRequest
-from citerag.serve.security import safe_collection, safe_document_name
+from citerag.serve.security import multipart_file_name, safe_collection, safe_document_name
 from citerag.serve.state import Served, State, require_key
 from citerag.serve.uploads import check_upload
 from citerag.tree.service import find_tree
@@ -31,7 +31,7 @@ async def upload(
 ) -> JSONResponse:
     """413 over the size cap, 415 when not a PDF, 422 when unreadable; nothing is kept then."""
     collection = safe_collection(collection)
-    name = safe_document_name(file.filename or "")
+    name = safe_document_name(multipart_file_name(file.filename or ""))
     cap = int(state.settings.max_upload_mb * 1_048_576)
     data = await file.read(cap + 1)
     check_upload(data, name, cap)

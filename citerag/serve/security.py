@@ -37,6 +37,18 @@ def safe_collection(name: str) -> str:
         raise ApiError(400, str(error)) from None
 
 
+# Browsers and httpx write '"', CR and LF in a multipart filename as %22, %0D and %0A (WHATWG's
+# form encoding) and the multipart parser does not undo it: undo exactly those three.
+_FORM_ESCAPES = {"%22": '"', "%0D": "\r", "%0A": "\n"}
+
+
+def multipart_file_name(raw: str) -> str:
+    """The file name the user chose, from a multipart upload's `filename`."""
+    return re.sub(
+        "%22|%0D|%0A", lambda m: _FORM_ESCAPES[m.group(0).upper()], raw, flags=re.IGNORECASE
+    )
+
+
 def safe_document_name(name: str) -> str:
     """A plain file name: no folders, no '..', no control characters, else a 400."""
     cleaned = name.strip()

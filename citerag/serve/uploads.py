@@ -18,24 +18,20 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from citerag.errors import InputError, RagError
-from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.ingest.pipeline import STAGES as INGEST_STAGES
+from citerag.ingest.pipeline import Progress
+from citerag.ingest.shelf import Ingests, ingest_one
 from citerag.parse.validate import inspect_pdf
 from citerag.serve.errors import ApiError
 
 log = logging.getLogger(__name__)
 PDF_MAGIC = b"%PDF-"
 MAGIC_WINDOW = 1024  # readers accept a PDF header anywhere in its first kilobyte
-STAGES = ("queued", "parse", "chunk", "embed", "store", "done")
+STAGES = ("queued", *INGEST_STAGES, "done")
 KEPT_JOBS = 200
-
-
-class Ingests(Protocol):
-    def ingest(
-        self, path: Path, collection: str, progress: Progress | None = None
-    ) -> IngestOutcome: ...
 
 
 @dataclass
@@ -133,9 +129,12 @@ class UploadJobs:
     def _run(self, job: UploadJob, staged: Path) -> None:
         job.status = "running"
         try:
-            outcome = self._engine.ingest(staged, job.collection, progress=self._progress(job))
+            result = ingest_one(self._engine, staged, job.collection, self._progress(job))
+            if result.failed:
+                job.status, job.message = "failed", result.message
+                return
             self._files.keep(staged, job.collection, job.name)
-            job.outcome = asdict(outcome)
+            job.outcome = result.to_dict()
             job.status, job.stage, job.progress = "done", "done", 1.0
         except RagError as error:
             job.status, job.message = "failed", str(error)

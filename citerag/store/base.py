@@ -33,6 +33,15 @@ class PageRange:
     last: int
 
 
+@dataclass(frozen=True)
+class ChunkMetadata:
+    """A chunk without its text: where it starts in its page text and the metadata asked for."""
+
+    chunk_id: str
+    start: int
+    metadata: dict[str, Any]
+
+
 class DocStore(Protocol):
     """Full text, relations and per-chunk features, keyed by collection and id."""
 
@@ -51,6 +60,12 @@ class DocStore(Protocol):
     ) -> dict[str, np.ndarray]: ...
     def chunks_of(self, collection: str, doc_id: str) -> list[TextNode]: ...
     def ready_chunks(self, collection: str) -> list[TextNode]: ...
+    def chunk_metadata(
+        self, collection: str, doc_id: str, keys: Sequence[str]
+    ) -> list[ChunkMetadata]:
+        """The document's chunks in order, without text: only `keys` of their metadata."""
+        ...
+
     def count_chunks(self, collection: str, doc_id: str) -> int: ...
     def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]: ...
     def delete_document(self, collection: str, doc_id: str) -> None: ...

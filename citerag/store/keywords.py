@@ -1,4 +1,4 @@
-"""The keyword-index seam: BM25 over a collection's chunks and pages, updated one document at a time.
+"""The keyword-index seam: BM25 over a collection's chunks and pages, updated per document.
 
 Two backends implement it: bm25s-style files kept per document (the embedded default, and the
 choice for Milvus servers before 2.5) and Milvus's own BM25 function (full-text search on a
@@ -46,7 +46,8 @@ class KeywordIndex(Protocol):
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
         """The best `top_k` ids of `kind` with a positive score, best first, among
-        `allowed_ids` when given (ties keep insertion order)."""
+        `allowed_ids` when given. Ties go by document id, then by the entry's place in its
+        document, so that processes that added documents in another order still agree."""
         ...
 
     def doc_ids(self, collection: str) -> set[str]:

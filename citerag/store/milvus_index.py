@@ -33,6 +33,17 @@ class _UnimplementedLiteCall(logging.Filter):
 
 logging.getLogger("grpc._server").addFilter(_UnimplementedLiteCall())
 
+
+class _LiteStartFailure(logging.Filter):
+    """Milvus Lite logs a 20-line traceback when its folder is locked or cannot be opened; the
+    index then raises BackendUnavailable with one sentence that says what to do instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Failed to start MilvusLite server" not in record.getMessage()
+
+
+logging.getLogger("milvus_lite.server_manager").addFilter(_LiteStartFailure())
+
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
 # Milvus answers at most this many rows per query (its default query result window).

@@ -14,6 +14,7 @@ from pymongo.errors import PyMongoError
 
 from citerag.errors import BackendUnavailable
 from citerag.nodes import from_record, page_vector_prefix, to_record
+from citerag.store.base import ChunkMetadata
 from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
 from citerag.types import DocumentRecord
 
@@ -150,6 +151,22 @@ class MongoDocStore:
         )
         return [from_record(data) for data in cursor]
 
+    def chunk_metadata(
+        self, collection: str, doc_id: str, keys: Sequence[str]
+    ) -> list[ChunkMetadata]:
+        projection = {"_id": 0, "id": 1, "node.start_char_idx": 1}
+        projection.update({f"node.metadata.{key}": 1 for key in keys})
+        cursor = self._chunks.find({"collection": collection, "doc_id": doc_id}, projection).sort(
+            "chunk_index", ASCENDING
+        )
+        found = []
+        for data in cursor:
+            values = {k: _projected(data, f"node.metadata.{k}") for k in keys}
+            metadata = {k: v for k, v in values.items() if v is not None}
+            start = int(_projected(data, "node.start_char_idx") or 0)
+            found.append(ChunkMetadata(data["id"], start, metadata))
+        return found
+
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
 
@@ -192,6 +209,19 @@ class MongoDocStore:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _projected(data: dict[str, Any], path: str) -> Any:
+    """A projected field: nested as MongoDB returns it, or under its dotted name as nx-27017
+    does."""
+    if path in data:
+        return data[path]
+    value: Any = data
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
 
 
 def _record(data: dict[str, Any]) -> DocumentRecord:

@@ -21,6 +21,7 @@ from citerag.nodes import (
     page_vector_prefix,
     to_record,
 )
+from citerag.store.base import ChunkMetadata
 from citerag.types import DocumentRecord
 
 SCHEMA = """
@@ -219,6 +220,25 @@ class SQLiteDocStore:
             (collection,),
         )
         return [from_record(json.loads(row[0])) for row in rows]
+
+    def chunk_metadata(
+        self, collection: str, doc_id: str, keys: Sequence[str]
+    ) -> list[ChunkMetadata]:
+        # json_extract with several paths returns one JSON array: SQLite reads the record and
+        # Python parses only the fields asked for, never the text.
+        paths = ["$.node.start_char_idx", *(f'$.node.metadata."{key}"' for key in keys)]
+        marks = ", ".join("?" * len(paths))
+        rows = self._read(
+            f"SELECT id, json_extract(data, {marks}) FROM chunks"
+            " WHERE collection = ? AND doc_id = ? ORDER BY chunk_index",
+            (*paths, collection, doc_id),
+        )
+        found = []
+        for chunk_id, fields in rows:
+            start, *values = json.loads(fields)
+            metadata = {k: v for k, v in zip(keys, values, strict=True) if v is not None}
+            found.append(ChunkMetadata(chunk_id, int(start or 0), metadata))
+        return found
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         rows = self._read(

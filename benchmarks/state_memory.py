@@ -1,0 +1,154 @@
+"""Memory and time of a collection's in-process state at scale: what each chunk and page costs.
+
+Builds a collection of N chunks (default 10,000) from real 10-K text: the Microsoft and Netflix
+10-K pages (PyMuPDF text) cut into chunks of about 1,000 characters, three per page, copied as
+documents of 100 pages until N chunks exist (each copy its own document, chunk and page ids;
+head vectors random, 384 dimensions). Everything is written through the project's stores
+(SQLite docstore, bm25s-files keyword index), one document at a time. Then, in a fresh index
+object, tracemalloc measures the cold open (keyword segments loaded from disk, state loaded
+from the docstore without chunk text), and the time of a refresh after one more document
+(delta) and of a keyword search.
+
+Run: .venv/bin/python -m benchmarks.state_memory [--chunks 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+from llama_index.core.schema import TextNode
+
+from benchmarks.report import RESULTS, publish, shared_data_missing
+from citerag.eval.machine import describe_machine
+from citerag.nodes import chunk_node, page_vector_key
+from citerag.retrieve.collection_state import refresh_state
+from citerag.retrieve.pages import keyword_entries
+from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.sqlite_docstore import SQLiteDocStore
+from citerag.types import DocumentRecord
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "finance"
+PDFS = [SHARED / "MICROSOFT_2021_10K.pdf", SHARED / "NETFLIX_2020_10K.pdf"]
+PAGES_PER_DOC = 100
+CHUNKS_PER_PAGE = 3
+CHUNK_CHARS = 1000
+DIM = 384
+QUERIES = ["total revenue", "capital expenditures cash flow", "streaming members", "goodwill"]
+
+
+def page_texts() -> list[str]:
+    texts = []
+    for path in PDFS:
+        with pymupdf.open(path) as pdf:
+            texts += [page.get_text() for page in pdf if len(page.get_text()) > 300]
+    return texts
+
+
+def document(doc_id: str, pages: list[str]) -> list[TextNode]:
+    nodes = []
+    for number, text in enumerate(pages, start=1):
+        for part in range(CHUNKS_PER_PAGE):
+            start = part * CHUNK_CHARS
+            nodes.append(
+                chunk_node(
+                    node_id=f"{doc_id[:16]}-{len(nodes):05d}",
+                    doc_id=doc_id,
+                    doc_name=f"{doc_id[:8]}.pdf",
+                    page=number,
+                    chunk_index=len(nodes),
+                    text=text[start : start + CHUNK_CHARS] or text[:CHUNK_CHARS],
+                    start=start,
+                    section=f"Item {number % 15}",
+                    block_type="table" if part == 1 else "text",
+                )
+            )
+    return nodes
+
+
+def write(store: SQLiteDocStore, keywords: BM25FilesIndex, doc_id: str, pages: list[str]) -> int:
+    nodes = document(doc_id, pages)
+    store.put_document(
+        DocumentRecord(doc_id, f"{doc_id}.pdf", "big", len(pages), "copy", "pending", time.time())
+    )
+    store.put_chunks("big", nodes)
+    rng = np.random.default_rng(len(nodes))
+    heads = {
+        page_vector_key(doc_id, n): rng.standard_normal((1, DIM)) for n in range(1, len(pages) + 1)
+    }
+    store.put_sentence_vectors("big", heads)
+    keywords.add_document("big", doc_id, keyword_entries(nodes))
+    store.mark_ready("big", doc_id)
+    return len(nodes)
+
+
+def run(chunks: int, folder: Path) -> str:
+    texts = page_texts()
+    store = SQLiteDocStore(folder / "docstore.sqlite")
+    keywords = BM25FilesIndex(folder / "keywords")
+    written, copy = 0, 0
+    while written < chunks:
+        first = (copy * PAGES_PER_DOC) % len(texts)
+        pages = [texts[(first + i) % len(texts)] for i in range(PAGES_PER_DOC)]
+        written += write(store, keywords, f"{copy:016x}" + "0" * 48, pages)
+        copy += 1
+    tracemalloc.start()
+    started = time.perf_counter()
+    fresh = BM25FilesIndex(folder / "keywords")
+    fresh.doc_ids("big")
+    keyword_bytes, _ = tracemalloc.get_traced_memory()
+    state = refresh_state(None, store, fresh, "big")
+    cold_s = time.perf_counter() - started
+    total_bytes, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    n_pages = len(state.pages.keys)
+    state_bytes = total_bytes - keyword_bytes
+    write(store, keywords, "f" * 64, texts[:PAGES_PER_DOC])
+    started = time.perf_counter()
+    newer = refresh_state(state, store, fresh, "big")
+    delta_s = time.perf_counter() - started
+    searches = []
+    for query in QUERIES * 5:
+        started = time.perf_counter()
+        newer.keyword_hits("chunk", query, 35)
+        searches.append(time.perf_counter() - started)
+    store.close()
+    n_chunks, mib = len(state.places), 2**20
+    per_entry = keyword_bytes / (n_chunks + n_pages)
+    rows = [
+        ("chunks / pages / documents", f"{n_chunks} / {n_pages} / {len(state.docs)}"),
+        ("keyword index", f"{keyword_bytes / mib:.1f} MiB, {per_entry:.0f} B per entry"),
+        ("state without keywords", f"{state_bytes / mib:.1f} MiB"),
+        ("state per chunk (page share included)", f"{state_bytes / n_chunks:.0f} B"),
+        ("cold open (keywords from files, state from docstore)", f"{cold_s:.2f} s"),
+        ("refresh after one 100-page document (delta)", f"{delta_s * 1000:.0f} ms"),
+        ("chunk keyword search p50", f"{statistics.median(searches) * 1000:.1f} ms"),
+    ]
+    table = "\n".join(f"| {name} | {value} |" for name, value in rows)
+    return (
+        f"# Collection state memory at {chunks} chunks\n\n"
+        f"Machine: {describe_machine()} (loaded: other jobs ran beside it).\n"
+        "Text: Microsoft and Netflix 10-K pages, cut into 1,000-character chunks, copied as "
+        "100-page documents.\n\n| measure | value |\n|---|---:|\n" + table + "\n"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=10_000)
+    args = parser.parse_args()
+    if shared_data_missing(PDFS):
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        report = run(args.chunks, Path(folder))
+    publish(report, RESULTS / f"state_memory_{args.chunks}.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""What retrieval keeps in memory of one ready document, loaded without its chunks' text.
+
+Per chunk: its place (document, page, section, block type, label and enrichment lists, shared
+strings). Per page: its key, the ids of its chunks, whether it is a financial statement, and its
+head vector. A statement page needs its first lines, so only the first chunk of each page that
+holds a table is read (and, for the rare first chunk with fewer lines than the title search
+needs, that page's other chunks).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from citerag.enrich.fields import LIST_FIELDS
+from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
+from citerag.retrieve.pages import PageKey, merged_text
+from citerag.retrieve.statement_pages import LINES_SEARCHED, has_statement_title
+from citerag.store.base import ChunkMetadata, DocStore
+
+log = logging.getLogger(__name__)
+PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
+_NOTHING: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DocState:
+    doc_id: str
+    version: float  # the record's created_at: a document ingested again is loaded again
+    places: dict[str, dict[str, Any]]  # chunk id -> place, in chunk order
+    pages: tuple[PageKey, ...]  # in order of first appearance
+    chunk_ids: dict[PageKey, list[str]]
+    statement_ids: frozenset[str]
+    vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
+
+
+def load_doc_state(docstore: DocStore, collection: str, doc_id: str, version: float) -> DocState:
+    chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, *LIST_FIELDS))
+    places = {c.chunk_id: _place(c) for c in chunks}
+    chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
+    first: dict[PageKey, ChunkMetadata] = {}
+    with_tables: set[PageKey] = set()
+    for chunk in chunks:
+        key = PageKey(doc_id, int(chunk.metadata.get(PAGE, 0)))
+        chunk_ids[key].append(chunk.chunk_id)
+        if key not in first or chunk.start < first[key].start:
+            first[key] = chunk
+        if chunk.metadata.get(BLOCK_TYPE) == "table":
+            with_tables.add(key)
+    pages = tuple(chunk_ids)
+    statements = _statement_pages(docstore, collection, with_tables, first, chunk_ids)
+    vectors = _head_vectors(docstore, collection, pages)
+    return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors)
+
+
+def _place(chunk: ChunkMetadata) -> dict[str, Any]:
+    """What filters read of a chunk; repeated strings are shared and empty lists are one tuple,
+    since a collection holds a place per chunk."""
+    held = chunk.metadata
+    place = {k: _shared(held.get(k)) for k in PLACE_KEYS}
+    place.update({k: tuple(held[k]) if held.get(k) else _NOTHING for k in LIST_FIELDS})
+    return place
+
+
+def _shared(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
+
+
+def _statement_pages(
+    docstore: DocStore,
+    collection: str,
+    with_tables: set[PageKey],
+    first: dict[PageKey, ChunkMetadata],
+    chunk_ids: dict[PageKey, list[str]],
+) -> frozenset[str]:
+    keys = [key for key in chunk_ids if key in with_tables]
+    if not keys:
+        return frozenset()
+    heads = docstore.get_chunks(collection, [first[key].chunk_id for key in keys])
+    head_text = {node.node_id: node.text for node in heads}
+    found, short = set(), []
+    for key in keys:
+        text = head_text.get(first[key].chunk_id, "")
+        if sum(1 for line in text.splitlines() if line.strip()) < LINES_SEARCHED:
+            short.append(key)
+        elif has_statement_title(text):
+            found.add(key.id)
+    for key in short:  # the title search reads past the first chunk
+        if has_statement_title(merged_text(docstore.get_chunks(collection, chunk_ids[key]))):
+            found.add(key.id)
+    return frozenset(found)
+
+
+def _head_vectors(
+    docstore: DocStore, collection: str, pages: tuple[PageKey, ...]
+) -> np.ndarray | None:
+    stored = docstore.get_sentence_vectors(collection, [key.id for key in pages])
+    if pages and len(stored) == len(pages):
+        return np.stack([stored[key.id][0] for key in pages]).astype(np.float32)
+    if stored:
+        log.warning("%s: %d of %d pages have head vectors", collection, len(stored), len(pages))
+    return None

@@ -1,0 +1,50 @@
+"""Keeps a process's keyword index in line with the docstore, one document at a time.
+
+The docstore is the truth: a ready document the keyword index lacks (written through another
+process, or kept in files this process does not share) gets its entries from the docstore's
+chunks; a document the docstore no longer records is removed from the keyword index.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from citerag.retrieve.pages import keyword_entries
+from citerag.store.base import DocStore
+from citerag.store.keywords import KeywordIndex
+
+log = logging.getLogger(__name__)
+
+
+def index_from_docstore(
+    docstore: DocStore, keywords: KeywordIndex, collection: str, doc_id: str
+) -> None:
+    """(Re)write one document's keyword entries from the chunks the docstore holds."""
+    chunks = docstore.chunks_of(collection, doc_id)
+    if chunks:
+        keywords.add_document(collection, doc_id, keyword_entries(chunks))
+    else:
+        keywords.remove_document(collection, doc_id)
+
+
+def sync_keywords(
+    docstore: DocStore,
+    keywords: KeywordIndex,
+    collection: str,
+    appeared: Iterable[str],
+    vanished: Iterable[str] | None,
+) -> None:
+    """Index the `appeared` documents the keyword index lacks, and drop those of `vanished`
+    (None: every indexed document) that the docstore no longer records at all (a pending one
+    belongs to the ingest or delete under way)."""
+    indexed = keywords.doc_ids(collection)
+    for doc_id in appeared:
+        if doc_id not in indexed:
+            log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])
+            index_from_docstore(docstore, keywords, collection, doc_id)
+    known = {r.doc_id for r in docstore.list_documents(collection, include_pending=True)}
+    if vanished is None and not known:
+        return  # a docstore that knows nothing of the collection may be the wrong one
+    for doc_id in (indexed if vanished is None else set(vanished)) - known:
+        keywords.remove_document(collection, doc_id)
