@@ -9,9 +9,13 @@ from pathlib import Path
 
 import bm25s
 import pytest
+from keyword_contract import KeywordIndexContract
 
-from citerag.errors import BackendUnavailable
+from citerag.errors import BackendUnavailable, ConfigError
+from citerag.settings import Settings
+from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.bm25_index import tokenize
+from citerag.store.factory import open_keyword_index
 from citerag.store.keywords import KeywordEntry
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.milvus_keywords import MilvusKeywordIndex
@@ -46,6 +50,31 @@ def keywords(milvus: MilvusIndex) -> MilvusKeywordIndex:
 
 def ids(hits: list[tuple[str, float]]) -> list[str]:
     return [chunk_id for chunk_id, _ in hits]
+
+
+class TestMilvusKeywords(KeywordIndexContract):
+    @pytest.fixture
+    def keyword_index(self, milvus: MilvusIndex) -> MilvusKeywordIndex:
+        return MilvusKeywordIndex(milvus)
+
+
+def test_ties_go_by_document_id_then_place(milvus: MilvusIndex) -> None:
+    index = MilvusKeywordIndex(milvus)
+    same = "Streaming revenue"
+    index.add_document("ties", "b", [KeywordEntry(f"b{i}", "chunk", same) for i in (1, 2)])
+    index.add_document("ties", "a", [KeywordEntry(f"a{i}", "chunk", same) for i in (2, 1)])
+    assert ids(index.search("ties", "chunk", "revenue", 4)) == ["a2", "a1", "b1", "b2"]
+
+
+def test_the_factory_opens_milvus_bm25_when_asked_and_bm25s_on_lite_for_auto(
+    milvus: MilvusIndex, tmp_path: Path
+) -> None:
+    settings = Settings(storage_dir=tmp_path / "storage", keyword_backend="milvus")
+    assert isinstance(open_keyword_index(settings, milvus), MilvusKeywordIndex)
+    auto = Settings(storage_dir=tmp_path / "storage", keyword_backend="auto")
+    assert isinstance(open_keyword_index(auto, milvus), BM25FilesIndex)
+    with pytest.raises(ConfigError, match="keyword_backend"):
+        open_keyword_index(settings, None)
 
 
 def test_search_finds_chunks_of_the_kind_asked_best_first(keywords: MilvusKeywordIndex) -> None:
@@ -171,12 +200,16 @@ def test_ranking_matches_bm25s_over_the_same_tokens(milvus: MilvusIndex) -> None
 
 @pytest.mark.server
 @pytest.mark.slow
-def test_a_milvus_2_3_server_is_refused_in_one_sentence(milvus_server_uri: str) -> None:
+def test_a_milvus_2_3_server_is_refused_in_one_sentence(
+    milvus_server_uri: str, tmp_path: Path
+) -> None:
     index = MilvusIndex(milvus_server_uri)
     try:
         with pytest.raises(BackendUnavailable, match="no BM25 function") as raised:
             MilvusKeywordIndex(index)
         assert milvus_server_uri in str(raised.value)
         assert str(raised.value).count(". ") == 0
+        settings = Settings(storage_dir=tmp_path, keyword_backend="auto")
+        assert isinstance(open_keyword_index(settings, index), BM25FilesIndex)
     finally:
         index.close()

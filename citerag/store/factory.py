@@ -8,6 +8,7 @@ from citerag.store.base import DocStore, VectorIndex
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.keywords import KeywordIndex
 from citerag.store.milvus_index import MilvusIndex, is_server_uri
+from citerag.store.milvus_keywords import MilvusKeywordIndex
 from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
 
@@ -29,11 +30,24 @@ def open_vector_index(settings: Settings) -> VectorIndex:
 
 
 def open_keyword_index(settings: Settings, vectors: VectorIndex | None) -> KeywordIndex:
-    """`keyword_backend`: "bm25s" (files under the storage folder), or "auto", which is bm25s
-    until the Milvus BM25 backend is chosen from the version the deployment reports."""
-    if settings.keyword_backend == "milvus":
+    """`keyword_backend`: "bm25s" (files under the storage folder), "milvus" (Milvus's BM25
+    function in the vector index's deployment, refused on servers before 2.5) or "auto": Milvus
+    BM25 on a server that reports it, so every `serve` process searches one keyword index, else
+    bm25s (on Milvus Lite bm25s ranked better and ~100x faster: benchmarks/results/keywords.md)."""
+    choice = settings.keyword_backend
+    if choice == "bm25s" or (choice == "auto" and not _server_with_bm25(vectors)):
+        return BM25FilesIndex(settings.keywords_dir)
+    if not isinstance(vectors, MilvusIndex):
         raise ConfigError(
-            "keyword_backend 'milvus' needs the Milvus BM25 backend, which this build lacks; "
-            "set it to 'bm25s' or 'auto' in config.py."
+            "keyword_backend 'milvus' keeps keywords in the Milvus vector index, which is not "
+            "open here; set keyword_backend to 'bm25s' or 'auto' in config.py."
         )
-    return BM25FilesIndex(settings.keywords_dir)
+    return MilvusKeywordIndex(vectors)
+
+
+def _server_with_bm25(vectors: VectorIndex | None) -> bool:
+    return (
+        isinstance(vectors, MilvusIndex)
+        and vectors.is_server
+        and vectors.capabilities.bm25_function
+    )

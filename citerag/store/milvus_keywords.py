@@ -19,10 +19,9 @@ benchmarks/results/keywords.md).
 
 from __future__ import annotations
 
-import heapq
 import logging
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
@@ -102,7 +101,9 @@ class MilvusKeywordIndex:
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         """Replace the document's rows by `entries` (adding the same document twice is safe)."""
         name = keyword_collection_name(collection)
-        rows = {kind: [self._row(doc_id, e) for e in entries if e.kind == kind] for kind in KINDS}
+        rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+        for place, entry in enumerate(entries):
+            rows[entry.kind].append(self._row(doc_id, place, entry))
         with self._lock:
             self._ensure(name)
             self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
@@ -128,7 +129,8 @@ class MilvusKeywordIndex:
         top_k: int,
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The best `top_k` ids of `kind` with a positive BM25 score, best first."""
+        """The best `top_k` ids of `kind` with a positive BM25 score, best first (ties by
+        document id, then place in the document)."""
         text = self._text(query)
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
@@ -138,26 +140,28 @@ class MilvusKeywordIndex:
                 return []
             self._load(name)
             if allowed_ids is None:
-                return self._search(name, kind, text, top_k, "")
-            if len(allowed_ids) <= MAX_FILTER_IDS:
-                return self._search(name, kind, text, top_k, _id_filters(allowed_ids)[0])
-            return self._search_among(name, kind, text, top_k, set(allowed_ids))
+                hits = self._search(name, kind, text, top_k, "")
+            elif len(allowed_ids) <= MAX_FILTER_IDS:
+                hits = self._search(name, kind, text, top_k, _id_filters(allowed_ids)[0])
+            else:
+                hits = self._search_among(name, kind, text, top_k, set(allowed_ids))
+        return [(hit.id, hit.score) for hit in hits]
 
     def _search_among(
         self, name: str, kind: KeywordKind, text: str, top_k: int, allowed: set[str]
-    ) -> list[tuple[str, float]]:
+    ) -> list[_Hit]:
         limit = min(MAX_TOP_K, max(top_k * FETCH_FACTOR, FETCH_MIN))
         hits = self._search(name, kind, text, limit, "")
-        found = [hit for hit in hits if hit[0] in allowed][:top_k]
+        found = [hit for hit in hits if hit.id in allowed][:top_k]
         # Exact when top_k allowed ids were among them or every match was fetched.
         if len(found) == top_k or len(hits) < limit:
             return found
         sliced = [self._search(name, kind, text, top_k, f) for f in _id_filters(allowed)]
-        return heapq.nlargest(top_k, (hit for hits in sliced for hit in hits), key=_score)
+        return sorted((hit for hits in sliced for hit in hits), key=_rank)[:top_k]
 
     def _search(
         self, name: str, kind: KeywordKind, text: str, top_k: int, expression: str
-    ) -> list[tuple[str, float]]:
+    ) -> list[_Hit]:
         hits = self._client.search(
             name,
             data=[text],
@@ -165,12 +169,12 @@ class MilvusKeywordIndex:
             limit=min(top_k, MAX_TOP_K),
             filter=expression,
             partition_names=[kind],
-            output_fields=["id"],
+            output_fields=["id", "doc_id", "place"],
             search_params={"metric_type": "BM25"},
         )[0]
         # Milvus Lite reports the BM25 score negated as a distance, servers report it as is.
-        scored = [(str(hit["id"]), abs(float(hit["distance"]))) for hit in hits]
-        return [(chunk_id, score) for chunk_id, score in scored if score > 0]
+        scored = (_hit(hit["entity"], abs(float(hit["distance"]))) for hit in hits)
+        return sorted((hit for hit in scored if hit.score > 0), key=_rank)
 
     def doc_ids(self, collection: str) -> set[str]:
         name = keyword_collection_name(collection)
@@ -203,13 +207,14 @@ class MilvusKeywordIndex:
     def _text(self, text: str) -> str:
         return analyzer_text(text) if self._pretokenize else text
 
-    def _row(self, doc_id: str, entry: KeywordEntry) -> dict[str, Any]:
+    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> dict[str, Any]:
         if len(entry.id.encode("utf-8")) > ID_BYTES:
             raise ValueError(f"keyword entry id {entry.id!r} is longer than {ID_BYTES} bytes")
         return {
             "id": entry.id,
             "doc_id": truncate_utf8(doc_id, DOC_ID_BYTES),
             "kind": entry.kind,
+            "place": place,
             "text": truncate_utf8(self._text(entry.text), TEXT_BYTES),
         }
 
@@ -248,6 +253,7 @@ def _schema() -> Any:
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_BYTES)
     schema.add_field("kind", DataType.VARCHAR, max_length=KIND_BYTES)
+    schema.add_field("place", DataType.INT64)  # the entry's place in its document (ties)
     schema.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES, enable_analyzer=True)
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(
@@ -270,5 +276,17 @@ def _id_filters(allowed_ids: Collection[str]) -> list[str]:
     ]
 
 
-def _score(hit: tuple[str, float]) -> float:
-    return hit[1]
+class _Hit(NamedTuple):
+    id: str
+    score: float
+    doc_id: str
+    place: int
+
+
+def _hit(entity: dict[str, Any], score: float) -> _Hit:
+    return _Hit(str(entity["id"]), score, str(entity["doc_id"]), int(entity["place"]))
+
+
+def _rank(hit: _Hit) -> tuple[float, str, int]:
+    """Best score first; ties by document id, then the entry's place in its document."""
+    return (-hit.score, hit.doc_id, hit.place)
