@@ -3,10 +3,13 @@
 Every backend indexes the same texts: the chunk and page texts the project stores (`keyword_text`
 per chunk, `page_texts` per page) for every shared PDF as one library, made by ingest's own
 parse and chunk steps (embedding took over 13 minutes per 10-K on the loaded machine, and
-keyword texts do not depend on vectors). Backends: the project's bm25s index (built over the
-whole library, as the engine does), Milvus BM25 on the raw text (its standard analyzer alone)
-and Milvus BM25 on the project's tokens (`MilvusKeywordIndex`'s default). Milvus gets one
-`add_document` per document, as ingest would give it, in a fresh Milvus Lite folder.
+keyword texts do not depend on vectors). Backends: the project's bm25s files (`BM25FilesIndex`,
+statistics over the whole collection), Milvus BM25 on the raw text (its standard analyzer alone)
+and Milvus BM25 on the project's tokens (`MilvusKeywordIndex`'s default). Each gets one
+`add_document` per document, as ingest gives it, in a fresh folder. With `--hybrid
+COLLECTION` the engine's whole retrieval (hybrid, reranked) runs once per keyword backend over
+a collection ingested beforehand (rows "hybrid"; the Milvus keyword index fills itself from
+the docstore on the first question).
 
 Each question is asked two ways: of its document (allowed_ids: that document's entries, how
 the engine asks a question about one PDF) and of the whole library (a hit needs the right
@@ -39,15 +42,16 @@ import config  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
+from citerag.engine import Engine  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import QuestionScore, percentile, score_question, summarize  # noqa: E402
 from citerag.ingest.pipeline import ingest_key  # noqa: E402
-from citerag.nodes import doc_id_of, doc_name_of, keyword_text, page_of  # noqa: E402
+from citerag.nodes import doc_id_of, doc_name_of, page_of  # noqa: E402
 from citerag.parse.select import parse_document  # noqa: E402
 from citerag.parse.validate import inspect_pdf  # noqa: E402
-from citerag.retrieve.collection_state import page_texts  # noqa: E402
+from citerag.retrieve.pages import keyword_entries, page_texts  # noqa: E402
 from citerag.settings import Settings, settings_from_config  # noqa: E402
-from citerag.store.bm25_index import BM25Index  # noqa: E402
+from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E402
 from citerag.store.milvus_index import MilvusIndex  # noqa: E402
 from citerag.store.milvus_keywords import MilvusKeywordIndex  # noqa: E402
@@ -91,10 +95,11 @@ FINDINGS = [
     "- Speed. Milvus Lite's BM25 is pure Python (every posting scored, a row-by-row validity",
     "  mask per segment and search) and an `id in [...]` filter costs in proportion to its",
     "  length; bm25s is a sparse matrix product.",
-    '- Choice. On Milvus Lite "auto" keeps bm25s: better or equal on every set and about',
-    "  two orders of magnitude faster. On a Milvus server from 2.5 it chooses Milvus BM25, the",
-    "  one keyword index every `serve` process sees at once (a 2.3 server has no BM25",
-    "  function: bm25s).",
+    '- Choice. On Milvus Lite "auto" keeps bm25s: within a question or two of Milvus',
+    "  pre-tokenized per document, ahead across the library (per-segment IDF), and about two",
+    "  orders of magnitude faster. On a Milvus server from 2.5 it chooses Milvus BM25, the one",
+    "  keyword index every `serve` process sees at once (a 2.3 server has no BM25 function:",
+    "  bm25s). Servers aggregate BM25 statistics differently from Lite; not measured here.",
 ]
 
 
@@ -125,31 +130,96 @@ def stored_chunks(pdfs: Sequence[Path], settings: Settings) -> list[TextNode]:
 
 def load_corpus(nodes: Sequence[TextNode]) -> Corpus:
     corpus = Corpus(defaultdict(list), {}, {}, {})
+    by_doc: dict[str, list[TextNode]] = defaultdict(list)
     for node in nodes:
-        entry = KeywordEntry(node.node_id, "chunk", keyword_text(node))
-        corpus.entries[doc_id_of(node)].append(entry)
+        by_doc[doc_id_of(node)].append(node)
         corpus.place[node.node_id] = (doc_id_of(node), page_of(node))
         corpus.doc_of_name[doc_name_of(node)] = doc_id_of(node)
-    keys, texts = page_texts(nodes)
-    for key, text in zip(keys, texts, strict=True):
-        corpus.entries[key.doc_id].append(KeywordEntry(key.id, "page", text))
-        corpus.place[key.id] = (key.doc_id, key.page)
-    for entries in corpus.entries.values():
-        corpus.text.update((e.id, e.text) for e in entries)
+    for doc_id, doc_nodes in by_doc.items():
+        corpus.entries[doc_id] = keyword_entries(doc_nodes)
+        for key in page_texts(doc_nodes)[0]:
+            corpus.place[key.id] = (key.doc_id, key.page)
+        corpus.text.update((e.id, e.text) for e in corpus.entries[doc_id])
     return corpus
+
+
+def hybrid_rows(settings: Settings, collection: str) -> list[Row]:
+    """The engine's whole retrieval (hybrid, reranked) with each keyword backend, over a
+    collection ingested beforehand (the keyword index fills itself from the docstore)."""
+    rows = []
+    for backend in ("bm25s", "milvus"):
+        engine = Engine(settings.with_overrides(keyword_backend=backend))
+        try:
+            names = {r.name for r in engine.docstore.list_documents(collection)}
+            engine.retrieve("warm up", collection)
+            for set_name, path in PAGE_SETS.items():
+                asked = [q for q in _load(path) if q["document"] in names]
+                if asked:
+                    rows.append(hybrid_page_row(engine, collection, backend, set_name, asked))
+            if ESSAY_PDF in names:
+                rows.append(hybrid_essay_row(engine, collection, backend, _load(ESSAY)))
+        finally:
+            engine.close()
+    return rows
+
+
+def hybrid_page_row(
+    engine: Engine, collection: str, backend: str, set_name: str, asked: list[dict[str, Any]]
+) -> Row:
+    scores, latencies = [], []
+    for q in asked:
+        start = time.perf_counter()
+        nodes = engine.retrieve(q["question"], collection, top_k=max(KS))
+        latencies.append((time.perf_counter() - start) * 1000)
+        pages = [
+            _Page(page_of(n.node) if doc_name_of(n.node) == q["document"] else -1 - i)
+            for i, n in enumerate(nodes)
+        ]
+        scores.append(score_pages(pages, q["evidence_pages"], q["id"], ks=KS))
+    summary = summarize_pages(scores, KS)
+    return Row(
+        set_name,
+        "library",
+        "hybrid",
+        len(asked),
+        backend,
+        dict(summary.recall_at),
+        percentile(latencies, 0.5),
+    )
+
+
+def hybrid_essay_row(
+    engine: Engine, collection: str, backend: str, questions: list[dict[str, Any]]
+) -> Row:
+    scores, latencies = [], []
+    for q in questions:
+        start = time.perf_counter()
+        nodes = engine.retrieve(q["query"], collection, top_k=max(KS))
+        latencies.append((time.perf_counter() - start) * 1000)
+        texts = [n.node.get_content() for n in nodes]
+        scores.append(score_question(texts, q["reference_contexts"], recall_ks=(5, 10)))
+    report = summarize(scores, hit_ks=KS)
+    return Row(
+        "Paul Graham essay (context hit)",
+        "library",
+        "hybrid",
+        len(questions),
+        backend,
+        dict(report.hit_at),
+        percentile(latencies, 0.5),
+    )
 
 
 Search = Callable[[KeywordKind, str, int, Collection[str] | None], list[Hit]]
 
 
-def bm25s_backend(corpus: Corpus) -> Search:
-    indexes = {kind: BM25Index() for kind in KINDS}
-    for kind, index in indexes.items():
-        chosen = [e for entries in corpus.entries.values() for e in entries if e.kind == kind]
-        index.build([e.id for e in chosen], [e.text for e in chosen])
+def bm25s_backend(corpus: Corpus, folder: Path) -> Search:
+    keywords = BM25FilesIndex(folder)
+    for doc_id, entries in corpus.entries.items():
+        keywords.add_document("bench", doc_id, entries)
 
     def search(kind: KeywordKind, query: str, k: int, allowed: Collection[str] | None) -> list[Hit]:
-        return indexes[kind].search(query, k, None if allowed is None else set(allowed))
+        return keywords.search("bench", kind, query, k, allowed)
 
     return search
 
@@ -353,7 +423,13 @@ def mean_lines(rows: list[Row]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args()
+    parser.add_argument(
+        "--hybrid",
+        metavar="COLLECTION",
+        help="also run the engine's hybrid retrieval with each keyword backend over this "
+        "collection, ingested beforehand into the storage folder",
+    )
+    args = parser.parse_args()
     if shared_data_missing([ESSAY, *PAGE_SETS.values(), *PDF_FOLDERS]):
         return
     settings = settings_from_config(config)
@@ -367,7 +443,7 @@ def main() -> None:
         backends, build_s, opened = {}, {}, []
         segments: dict[str, dict[str, list[int]]] = {}
         start = time.perf_counter()
-        backends["bm25s"] = bm25s_backend(corpus)
+        backends["bm25s"] = bm25s_backend(corpus, Path(scratch) / "bm25s")
         build_s["bm25s"] = time.perf_counter() - start
         for name, pretokenize in (("Milvus raw text", False), ("Milvus pre-tokenized", True)):
             start = time.perf_counter()
@@ -384,10 +460,12 @@ def main() -> None:
         if ESSAY_PDF in corpus.doc_of_name:
             for name, search in backends.items():
                 rows += essay_rows(corpus, name, search, _load(ESSAY))
-        sizes = (0, 100, 1000, 2000, 4000, 10000)
+        sizes = (0, 100, 200, 1000, 4000, 10000)
         filters = {name: filter_cost(search, corpus, sizes) for name, search in backends.items()}
         for milvus in opened:
             milvus.close()
+    if args.hybrid:
+        rows += hybrid_rows(settings, args.hybrid)
     note = (
         f"Machine: {describe_machine()}; 2 cores shared with other sessions (loaded: timings "
         f"are noisy, compare within a row group). Corpus: every shared PDF as one library, "
