@@ -88,9 +88,9 @@ class FakeEngine:
 
     def ingest(self, path: Path, collection: str, progress: Any = None) -> Any:
         self.calls.append(("ingest", collection, path))
-        return types.SimpleNamespace(
-            name=path.name, doc_id="d", status="ingested", pages=1, chunks=1, seconds=0.0
-        )
+        from citerag.ingest.pipeline import IngestOutcome
+
+        return IngestOutcome(path.name, "d", "ingested", pages=1, chunks=1, seconds=0.0)
 
     def query(
         self, question: str, collection: str, top_k: Any = None, page_range: Any = None
