@@ -99,7 +99,7 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.keywords = keywords or open_keyword_index(settings, self.vectors)
-        self.embedder = embedder or Embedder(settings.embedding_model)
+        self.embedder = embedder or Embedder(settings.embedding_model, settings.embedding_backend)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)

@@ -17,6 +17,7 @@ MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
 KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
+EMBEDDING_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # citerag/embed/onnx_backend.py
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -26,6 +27,7 @@ ENV_OVERRIDES = {
     "mongodb_uri": "MONGODB_URI",
     "mongodb_database": "MONGODB_DATABASE",
     "embedding_model": "EMBEDDING_MODEL",
+    "embedding_backend": "EMBEDDING_BACKEND",
     "colbert_checkpoint": "COLBERT_CHECKPOINT",
     "llm_provider": "LLM_PROVIDER",
     "llm_model": "LLM_MODEL",
@@ -66,6 +68,7 @@ class Settings:
     mongodb_uri: str = ""
     mongodb_database: str = "citerag"
     embedding_model: str = ""
+    embedding_backend: str = "auto"  # "auto" (ONNX on CPU), "torch", "onnx", "onnx-int8"
     colbert_checkpoint: str = ""
     llm_provider: str = ""
     llm_model: str = ""
@@ -115,6 +118,7 @@ class Settings:
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
         _require_choice("metadata", self.metadata, METADATA)
         _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
+        _require_choice("embedding_backend", self.embedding_backend, EMBEDDING_BACKENDS)
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -56,6 +56,8 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
+        # Float32 ONNX gives PyTorch's vectors; only int8 moves them.
+        **({"embedding_backend": "int8"} if settings.embedding_backend == "onnx-int8" else {}),
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
