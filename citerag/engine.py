@@ -235,7 +235,7 @@ class Engine:
         state = self.collection_state(collection)
         if state.is_empty:
             raise InputError(
-                f"Collection {collection!r} has no documents; add one with "
+                f"Collection {collection!r} does not exist or has no documents; add one with "
                 f"`python main.py ingest PATH --collection {collection}`."
             )
         return state

@@ -39,8 +39,10 @@ def assert_one_sentence_error(response: Any, status: int, *words: str) -> str:
 
 
 def uploaded_files(tmp_path: Path) -> list[Path]:
+    """The PDFs kept or staged (the jobs' own records, under `.jobs`, are not uploads)."""
     root = tmp_path / "storage" / "uploads"
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+    found = root.rglob("*") if root.exists() else iter(())
+    return [p for p in found if p.is_file() and ".jobs" not in p.relative_to(root).parts]
 
 
 def upload(client: TestClient, name: str, data: bytes, collection: str = "demo") -> Any:
