@@ -70,3 +70,17 @@ def scanned_pdf(path: Path) -> Path:
         page.insert_image(page.rect, pixmap=pixmap)
         document.save(path)
     return path
+
+
+def long_pdf(path: Path, pages: int = 40, lines_per_page: int = 30) -> Path:
+    """Pages of distinct sentences: enough text that ingesting it takes seconds, not a blink."""
+    words = ("revenue", "margin", "segment", "growth", "costs", "pipeline", "filing", "quarter")
+    with pymupdf.open() as doc:
+        for number in range(pages):
+            page = doc.new_page()
+            for line in range(lines_per_page):
+                a, b = words[(number + line) % 8], words[(number * 3 + line) % 8]
+                sentence = f"Item {number}.{line}: the {a} of unit {line * 7 + number} met {b}."
+                page.insert_text((48, 40 + line * 24), sentence, fontsize=9)
+        doc.save(path)
+    return path
