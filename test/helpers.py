@@ -84,3 +84,36 @@ def long_pdf(path: Path, pages: int = 40, lines_per_page: int = 30) -> Path:
                 page.insert_text((48, 40 + line * 24), sentence, fontsize=9)
         doc.save(path)
     return path
+
+
+def huge_page_pdf(path: Path, side: float = 14_400) -> Path:
+    """One square page `side` points wide (14,400 pt: the largest a PDF allows)."""
+    with pymupdf.open() as doc:
+        doc.new_page(width=side, height=side).insert_text((72, 72), "One enormous page.")
+        doc.save(path)
+    return path
+
+
+def blank_pdf(path: Path) -> Path:
+    """A page with nothing on it."""
+    with pymupdf.open() as doc:
+        doc.new_page()
+        doc.save(path)
+    return path
+
+
+def long_sentence_pdf(path: Path, chars: int = 1_000_000) -> Path:
+    """One letter page holding a `chars`-long 'sentence': words in tiny type, no full stop."""
+    text = " ".join(f"word{i}" for i in range(chars // 5))[:chars]
+    lines, line, width = [], [], 0
+    for word in text.split(" "):
+        line.append(word)
+        width += len(word) + 1
+        if width > 1150:
+            lines.append(" ".join(line))
+            line, width = [], 0
+    lines.append(" ".join(line))
+    with pymupdf.open() as doc:
+        doc.new_page().insert_text((2, 2), "\n".join(lines), fontsize=0.8, lineheight=1.0)
+        doc.save(path)
+    return path
