@@ -286,9 +286,9 @@ def report(
         table_row("upload, accepted (`202`)", ok_seconds(uploads), failed(uploads)),
         table_row("all", ok_seconds(samples), len(errors)),
         "",
-        f"All {len(uploads)} uploads were ingested "
-        + (f"{backlog:.0f} s after the load stopped" if uploads else "(none were sent)")
-        + " (the upload row times the `202`; the ingest runs after it, one job at a time, "
+        f"Of the {len(uploads)} uploads, {sum(s.ok for s in uploads)} were ingested, the last "
+        f"{backlog:.0f} s after the load stopped (the upload row times the `202`; the ingest "
+        "runs after it, one job at a time, "
         "competing with the questions for the two cores). With "
         f"{args.clients} clients and 2 cores, {len(samples) / elapsed:.1f} requests/s means"
         f" about {2000 * elapsed / max(len(samples), 1):.0f} ms of machine time per request"
