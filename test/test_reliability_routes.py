@@ -119,7 +119,7 @@ def test_no_name_parameter_of_any_route_lets_a_traversal_name_through(
     secret = tmp_path / "secret"
     secret.write_text("not for the API")
     headers = {"Authorization": f"Bearer {KEY}"}
-    let_through = []
+    let_through, tried = [], set()
     for route, method in api_routes(client.app):  # type: ignore[arg-type]
         names = set(re.findall(r"\{(\w+)\}", route.path))
         names |= {p.name for p in route.dependant.query_params}
@@ -127,6 +127,7 @@ def test_no_name_parameter_of_any_route_lets_a_traversal_name_through(
         if is_upload(route, method):
             names.add("name")  # the multipart file name
         for parameter in sorted(names & NAME_PARAMETERS):
+            tried.add(f"{method} {route.path} {parameter}")
             for hostile in HOSTILE:
                 response = request(client, route, method, {**SAFE, parameter: hostile}, headers)
                 message = response.json().get("error", {}).get("message", "")
@@ -135,6 +136,7 @@ def test_no_name_parameter_of_any_route_lets_a_traversal_name_through(
                     let_through.append(f"{method} {route.path} {parameter}={hostile!r}: "
                                        f"{response.status_code} {response.text[:80]}")
     assert let_through == []
+    assert len(tried) >= 14, sorted(tried)  # each name parameter of each route was tried
     assert engine.asked == [] and engine.ingested == []
     stored = tmp_path / "storage"
     assert not [p for p in stored.rglob("*") if p.is_file() and p.suffix == ".pdf"]
