@@ -38,6 +38,7 @@ from citerag.cli_output import (  # noqa: E402
     format_totals,
 )
 from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.query.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
@@ -311,6 +312,9 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 def run_query(args: argparse.Namespace) -> int:
     questions = _questions(args)
+    for question in questions:  # refused before any model loads, as the API refuses them
+        checked_question(question)
+    checked_top_k(args.top_k)
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
