@@ -157,6 +157,10 @@ class Engine:
         self.check_collection(collection)
         return self._ingestor.ingest(path, collection, progress)
 
+    def prepare(self, path: Path) -> None:
+        """Parse `path` in the background while the current file is ingested (a shelf)."""
+        self._ingestor.prepare(path)
+
     @property
     def factory(self) -> QueryFactory:
         """What every question shares, built on the first question (models load once)."""
@@ -276,6 +280,7 @@ class Engine:
         return len(records)
 
     def close(self) -> None:
+        self._ingestor.close()
         self.keywords.close()
         self.vectors.close()
         self.docstore.close()

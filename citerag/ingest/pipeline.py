@@ -25,6 +25,7 @@ from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
+from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import (
     chunk_vectors,
     page_head_vectors,
@@ -91,6 +92,14 @@ class Ingestor:
         self._vectors = vectors
         self._embedder = embedder
         self._keywords = keywords
+        self._prefetch = ParsePrefetcher(settings)
+
+    def prepare(self, path: Path) -> None:
+        """Start parsing `path` in the background: the ingest that follows finds it parsed."""
+        self._prefetch.start(path)
+
+    def close(self) -> None:
+        self._prefetch.close()
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -112,6 +121,7 @@ class Ingestor:
             self.remove(collection, doc_id)
             status = "repaired"
         step("parse")
+        self._prefetch.wait(path)
         parsed = parse_document(
             path,
             info.sha256,
