@@ -22,8 +22,6 @@ MAX_LABEL_ROW_CHARS = 80
 MIN_TEXT_TABLE_ROWS = 3
 # Pages drawn with fewer vector strokes than this cannot hold a ruled table.
 MIN_STROKES_FOR_TABLE = 4
-STROKE_BAND_GAP = 36.0  # points of stroke-free height that separate two bands of strokes
-CLIP_MARGIN = 4.0  # points added around a band, so rules on its edge stay inside
 
 Word = Sequence[object]  # PyMuPDF word tuple: x0, y0, x1, y1, text, block, line, word
 CellRect = Sequence[float] | None
@@ -49,42 +47,10 @@ def find_tables(page: pymupdf.Page) -> list[FoundTable]:
 
 
 def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
-    drawings = page.get_cdrawings()
-    if len(drawings) < MIN_STROKES_FOR_TABLE:
+    if len(page.get_cdrawings()) < MIN_STROKES_FOR_TABLE:
         return []
     found: list[FoundTable] = []
-    for region in stroke_regions(drawings):
-        found += _tables_in(page, words, region)
-    return found
-
-
-def stroke_regions(drawings: Sequence[dict]) -> list[pymupdf.Rect]:
-    """Bands of the page where strokes lie close together, each with two strokes or more.
-
-    PyMuPDF's table finder reads every character in its clip into Python objects (most of
-    a parse's time on a filing); a table's rules all lie in one such band, so searching the
-    bands alone finds the same tables for a fraction of the characters. A lone rule (a
-    header or footer line) forms no band.
-    """
-    boxes = sorted((pymupdf.Rect(d["rect"]), max(1, len(d.get("items", ())))) for d in drawings)
-    boxes.sort(key=lambda box: box[0].y0)
-    regions: list[tuple[pymupdf.Rect, int]] = []
-    for rect, strokes in boxes:
-        if regions and rect.y0 <= regions[-1][0].y1 + STROKE_BAND_GAP:
-            merged, count = regions[-1]
-            regions[-1] = (merged | rect, count + strokes)
-        else:
-            regions.append((pymupdf.Rect(rect), strokes))
-    return [
-        pymupdf.Rect(r.x0 - CLIP_MARGIN, r.y0 - CLIP_MARGIN, r.x1 + CLIP_MARGIN, r.y1 + CLIP_MARGIN)
-        for r, count in regions
-        if count >= 2
-    ]
-
-
-def _tables_in(page: pymupdf.Page, words: list[Word], clip: pymupdf.Rect) -> list[FoundTable]:
-    found: list[FoundTable] = []
-    for table in page.find_tables(use_layout=False, clip=clip).tables:
+    for table in page.find_tables(use_layout=False).tables:
         table_words = _words_within(words, table.bbox)
         rows = [
             clean_row(_row_text(_words_within(table_words, row.bbox), row.cells))
