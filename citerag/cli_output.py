@@ -59,7 +59,14 @@ def format_totals(totals: ShelfTotals, collection: str) -> str:
         f"total in collection {collection!r}: {totals.files} files ({totals.written} ingested, "
         f"{totals.skipped} skipped, {totals.failed} failed), {totals.pages} pages, "
         f"{totals.chunks} chunks, {totals.seconds:.1f} s, {totals.pages_per_second:.2f} pages/s"
+        + _stage_note(totals.stages)
     )
+
+
+def _stage_note(stages: dict[str, float]) -> str:
+    """Where the ingest time went, e.g. "; parse 40.2 s, embed 120.5 s" (largest first)."""
+    spent = sorted(stages.items(), key=lambda item: -item[1])
+    return "; " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent) if spent else ""
 
 
 def format_answer(question: str, result: Any) -> str:

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,36 @@ class IngestOutcome:
     chunks: int
     seconds: float
     same_as: str = ""  # skipped because these bytes are stored under this other name
+    stages: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage
+
+
+class StageClock:
+    """Tells `progress` each stage as it starts and keeps the seconds each one took."""
+
+    def __init__(
+        self, progress: Progress | None, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self._progress = progress
+        self._clock = clock
+        self._current = ""
+        self._since = 0.0
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, stage: str) -> None:
+        self._close()
+        self._current, self._since = stage, self._clock()
+        if self._progress is not None:
+            self._progress(stage)
+
+    def _close(self) -> None:
+        if self._current:
+            spent = self._clock() - self._since
+            self.seconds[self._current] = self.seconds.get(self._current, 0.0) + spent
+            self._current = ""
+
+    def finish(self) -> dict[str, float]:
+        self._close()
+        return self.seconds
 
 
 class Ingestor:
@@ -105,7 +135,7 @@ class Ingestor:
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
         started = time.perf_counter()
-        step = progress or (lambda _message: None)
+        step = StageClock(progress)
         info = inspect_pdf(path)
         doc_id = ingest_key(info.sha256, self._settings)
         existing = self._docstore.get_document(collection, doc_id)
@@ -148,7 +178,9 @@ class Ingestor:
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
             status = "replaced"
-        return IngestOutcome(path.name, doc_id, status, len(parsed.pages), len(chunks), seconds)
+        return IngestOutcome(
+            path.name, doc_id, status, len(parsed.pages), len(chunks), seconds, "", step.finish()
+        )
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:
         """Drop documents of the same name stored under other settings (or older bytes)."""

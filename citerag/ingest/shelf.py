@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -56,6 +56,7 @@ class FileResult:
     doc_id: str = ""
     message: str = ""  # why it failed: one sentence
     same_as: str = ""  # skipped: the name these bytes are already stored under
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per ingest stage
 
     @property
     def failed(self) -> bool:
@@ -96,6 +97,7 @@ def ingest_one(
         time.perf_counter() - started,
         outcome.doc_id,
         same_as=outcome.same_as,
+        stages=outcome.stages,
     )
 
 
@@ -137,6 +139,7 @@ class ShelfTotals:
     chunks: int
     written_pages: int
     seconds: float  # wall clock of the whole run
+    stages: dict[str, float] = field(default_factory=dict)  # summed over the files
 
     @classmethod
     def of(cls, results: Sequence[FileResult], seconds: float) -> ShelfTotals:
@@ -150,9 +153,18 @@ class ShelfTotals:
             chunks=sum(r.chunks for r in results),
             written_pages=sum(r.pages for r in written),
             seconds=seconds,
+            stages=_summed_stages(results),
         )
 
     @property
     def pages_per_second(self) -> float:
         """Pages ingested by this run (skipped ones cost nothing) per second of the run."""
         return self.written_pages / self.seconds if self.seconds > 0 else 0.0
+
+
+def _summed_stages(results: Sequence[FileResult]) -> dict[str, float]:
+    summed: dict[str, float] = {}
+    for result in results:
+        for stage, seconds in result.stages.items():
+            summed[stage] = summed.get(stage, 0.0) + seconds
+    return summed
