@@ -38,11 +38,11 @@ sys.path.insert(0, str(PROJECT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import config  # noqa: E402
 from benchmarks.library_data import (  # noqa: E402
     EVAL,
     PDF_FOLDERS,
     library_questions,
+    project_engine,
     shared_pdfs,
 )
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
@@ -114,6 +114,7 @@ def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
     from llama_index.core import StorageContext, load_index_from_storage
     from llama_index.core.llms import MockLLM
     from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
     from llama_index.retrievers.bm25 import BM25Retriever
 
     from benchmarks.baselines import minilm_embed_model
@@ -127,7 +128,7 @@ def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
     fusion = QueryFusionRetriever(
         [dense, bm25],
         llm=MockLLM(),
-        mode="reciprocal_rerank",
+        mode=FUSION_MODES.RECIPROCAL_RANK,
         num_queries=1,
         similarity_top_k=TOP_K,
         use_async=False,
@@ -140,14 +141,6 @@ def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
         ]
 
     return {"stock dense": places(dense), "stock BM25": places(bm25), "stock RRF": places(fusion)}
-
-
-def project_engine(storage: Path) -> Any:
-    from citerag.engine import Engine
-    from citerag.settings import settings_from_config
-
-    environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
-    return Engine(settings_from_config(config, environ=environ))
 
 
 def project_retriever(engine: Any) -> Retrieve:

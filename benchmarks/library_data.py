@@ -7,8 +7,12 @@ read them from here, so they agree on what "the library" is.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citerag.engine import Engine
 
 PROJECT = Path(__file__).resolve().parents[1]
 EVAL = PROJECT.parent / "shared" / "eval"
@@ -23,6 +27,16 @@ LIBRARY_SETS = {
     "10-K (finance_qa)": EVAL / "finance" / "finance_qa.json",
     "MMLongBench-Doc dev": EVAL / "mmlongbench_dev" / "questions.json",
 }
+
+
+def project_engine(storage: Path) -> Engine:
+    """The engine as `main.py` opens it (config.py's settings), on `storage`."""
+    import config
+    from citerag.engine import Engine
+    from citerag.settings import settings_from_config
+
+    environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
+    return Engine(settings_from_config(config, environ=environ))
 
 
 def shared_pdfs() -> list[Path]:
