@@ -70,7 +70,8 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     # 200 per 10-K, cached on disk); this many calls are under way at once.
     "tree_summary_workers": 4,
     # Keyword index: "bm25s" (per-document files under STORAGE_DIR), "milvus" (Milvus's own BM25
-    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (bm25s for now).
+    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (Milvus BM25 on a server that has
+    # it, bm25s on Milvus Lite, where it ranked better and faster: benchmarks/results/keywords.md).
     "keyword_backend": "auto",
 }
 
