@@ -37,6 +37,7 @@ from citerag.cli_output import (  # noqa: E402
     format_file_result,
     format_totals,
 )
+from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
@@ -434,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
+        load_env_file()
         if args.command is None:
             return run_configured_article()
         return COMMANDS[args.command](args)
