@@ -7,6 +7,7 @@ python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
 python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
 python main.py tree DOC [--collection NAME] [--json] [--summarize]  # a document's section tree
+python main.py tree DOC --import tree.json                      # store PageIndex's tree for DOC
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
@@ -81,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--summarize",
         action="store_true",
         help="ask the configured LLM for the section summaries and store them",
+    )
+    tree.add_argument(
+        "--import",
+        dest="import_file",
+        type=Path,
+        default=None,
+        metavar="TREE_JSON",
+        help="store PageIndex's JSON (made elsewhere) as the document's tree for tree mode",
     )
 
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
@@ -333,11 +342,20 @@ def run_query(args: argparse.Namespace) -> int:
 
 def run_tree(args: argparse.Namespace) -> int:
     from citerag.tree.render import outline_text
-    from citerag.tree.service import resummarize, stored_tree
+    from citerag.tree.service import import_tree, resummarize, stored_tree
 
+    if args.import_file is not None and args.summarize:
+        raise InputError("Use --import or --summarize, not both; import first, then summarize.")
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
-        if args.summarize:
+        if args.import_file is not None:
+            imported = import_tree(engine, collection, args.name, args.import_file)
+            tree = imported.tree
+            for fix in imported.fixes:
+                print(f"fixed: {fix}", file=sys.stderr)
+            nodes = len(tree.node_ids())
+            print(f"imported {nodes} nodes from {args.import_file}", file=sys.stderr)
+        elif args.summarize:
             tree, report = resummarize(engine, collection, args.name)
             print(
                 f"summaries: {report.asked} written by the LLM, {report.cached} from the cache, "
