@@ -6,6 +6,8 @@ python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
 python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
+python main.py query TEXT --history FILE ...                    # a follow-up to earlier turns
+python main.py chat [--collection NAME] [--mode MODE] [--json]  # a conversation, a line a turn
 python main.py tree DOC [--collection NAME] [--json] [--summarize]  # a document's section tree
 python main.py tree DOC --import tree.json                      # store PageIndex's tree for DOC
 python main.py list [--json]
@@ -73,6 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default); single: one retrieval over the whole question; tree: 5 sections per file",
     )
     query.add_argument("--top-k-files", type=positive_int, default=3, help="files (tree mode)")
+    query.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="earlier turns (JSON chat messages, or one earlier question a line): the question "
+        "is condensed from them into a standalone one",
+    )
+
+    chat = commands.add_parser("chat", help="a conversation: each line of input is a turn")
+    add_target_arguments(chat)
+    chat.add_argument("--mode", choices=MODES, default="hybrid")
+    chat.add_argument("--json", action="store_true", help="one answer contract (JSON) a line")
 
     tree = commands.add_parser("tree", help="a document's section tree (PageIndex JSON)")
     tree.add_argument("name", help="the document's file name, as `list` shows it")
@@ -320,7 +334,10 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def run_query(args: argparse.Namespace) -> int:
+    from citerag.query.conversation import read_history_file
+
     questions = _questions(args)
+    history = read_history_file(args.history) if args.history is not None else []
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
@@ -332,12 +349,42 @@ def run_query(args: argparse.Namespace) -> int:
                 top_k=args.top_k,
                 page_range=args.pages,
                 top_k_files=args.top_k_files,
+                history=history,
             )
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:
                 print(format_answer(question, result))
     return 0
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """Each line of standard input is the next turn, condensed from the turns before it."""
+    from citerag.query.conversation import ChatTurn
+
+    article, collection = resolve_target(args)
+    history: list[ChatTurn] = []
+    with open_engine(article) as engine:
+        for line in _turns(sys.stdin):
+            result = answer_question(engine, line, collection, args.mode, history=history)
+            if args.json:
+                print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
+            else:
+                print(format_answer(line, result), flush=True)
+            history += [ChatTurn("user", line), ChatTurn("assistant", result.answer)]
+    return 0
+
+
+def _turns(stream: Any) -> Iterator[str]:
+    interactive = stream.isatty()
+    while True:
+        if interactive:
+            print("you> ", end="", file=sys.stderr, flush=True)
+        line = stream.readline()
+        if not line:
+            return
+        if line.strip():
+            yield line.strip()
 
 
 def run_tree(args: argparse.Namespace) -> int:
@@ -436,6 +483,7 @@ def run_serve(args: argparse.Namespace) -> int:
 COMMANDS = {
     "ingest": run_ingest,
     "query": run_query,
+    "chat": run_chat,
     "list": run_list,
     "delete": run_delete,
     "tree": run_tree,

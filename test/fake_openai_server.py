@@ -22,6 +22,7 @@ class ScriptedReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     report_usage: bool = True
+    status: int = 200  # anything else: an OpenAI-style error body with this HTTP status
 
 
 Responder = Callable[[dict[str, Any]], ScriptedReply]  # a request body -> its reply
@@ -82,7 +83,12 @@ def _handler_for(state: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            self._send(200, completion_body(state.next_reply(body), body.get("model", "fake")))
+            reply = state.next_reply(body)
+            if reply.status != 200:
+                error = {"message": reply.content or "scripted failure", "type": "server_error"}
+                self._send(reply.status, {"error": error})
+                return
+            self._send(200, completion_body(reply, body.get("model", "fake")))
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()

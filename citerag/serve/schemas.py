@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
+from citerag.query.conversation import ROLES, ChatTurn
 from citerag.store.base import PageRange
 from citerag.tree.pipeline import TOP_K_FILES
 
@@ -89,6 +90,13 @@ class ChatRequest(BaseModel):
     def question(self) -> str:
         """The last user message: the question this turn asks."""
         return next(m.text() for m in reversed(self.messages) if m.role == "user" and m.text())
+
+    def history(self) -> list[ChatTurn]:
+        """The user and assistant turns before the last user message (system ones left out):
+        what a follow-up is condensed from."""
+        last = max(i for i, m in enumerate(self.messages) if m.role == "user" and m.text())
+        earlier = self.messages[:last]
+        return [ChatTurn(m.role, m.text()) for m in earlier if m.role in ROLES and m.text()]
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
