@@ -17,6 +17,7 @@ MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
 KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
+EMBEDDING_PROVIDERS = ("local", "openai", "ollama")  # citerag/embed/providers.py
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -26,6 +27,9 @@ ENV_OVERRIDES = {
     "mongodb_uri": "MONGODB_URI",
     "mongodb_database": "MONGODB_DATABASE",
     "embedding_model": "EMBEDDING_MODEL",
+    "embedding_provider": "EMBEDDING_PROVIDER",
+    "embedding_base_url": "EMBEDDING_BASE_URL",
+    "embedding_api_key": "EMBEDDING_API_KEY",
     "colbert_checkpoint": "COLBERT_CHECKPOINT",
     "llm_provider": "LLM_PROVIDER",
     "llm_model": "LLM_MODEL",
@@ -65,7 +69,10 @@ class Settings:
     milvus_token: str = ""
     mongodb_uri: str = ""
     mongodb_database: str = "citerag"
-    embedding_model: str = ""
+    embedding_model: str = ""  # local: a SentenceTransformer folder; hosted: the model's name
+    embedding_provider: str = "local"  # "local", "openai" or "ollama"
+    embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
+    embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
     colbert_checkpoint: str = ""
     llm_provider: str = ""
     llm_model: str = ""
@@ -115,6 +122,7 @@ class Settings:
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
         _require_choice("metadata", self.metadata, METADATA)
         _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
+        _require_choice("embedding_provider", self.embedding_provider, EMBEDDING_PROVIDERS)
 
     @property
     def milvus_lite_path(self) -> Path:

