@@ -36,6 +36,7 @@ ENV_OVERRIDES = {
     "llm_base_url": "LLM_BASE_URL",
     "llm_api_key": "LLM_API_KEY",
     "llm_timeout_s": "LLM_TIMEOUT_S",
+    "vision_model": "VISION_MODEL",
     "parser": "RAG_PARSER",
     "reranker": "RAG_RERANKER",
     "mineru_tier": "MINERU_TIER",
@@ -79,6 +80,7 @@ class Settings:
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_timeout_s: int = 60
+    vision_model: str = ""  # the LLM provider's vision-capable model: figure descriptions
     metadata: str = "none"
     gliner_model: str = ""  # a local GLiNER folder (or a hub id already in the local cache)
     api_key: str = ""  # the HTTP API's key; empty: no key needed

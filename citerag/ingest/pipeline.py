@@ -23,6 +23,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.figures import describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.vectors import (
@@ -59,6 +60,8 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
+    if settings.vision_model and settings.llm_provider:  # figure descriptions (enrich.figures)
+        shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
@@ -89,6 +92,7 @@ class Ingestor:
         self._vectors = vectors
         self._embedder = embedder
         self._keywords = keywords
+        self._figures = describer_for(settings)
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -122,6 +126,8 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        if self._figures is not None:
+            chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         step("enrich")
         self._enricher.enrich(chunks)
         step("tree")

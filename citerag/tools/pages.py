@@ -125,7 +125,9 @@ def _defines(place: dict[str, object], wanted: str) -> bool:
     if isinstance(stored, list) and wanted in stored:
         return True
     kind, _, label = wanted.partition(":")
-    return place.get(BLOCK_TYPE) == kind and str(place.get(LABEL) or "").casefold() == label
+    # a figure's caption chunk, or its description node (`enrich.figures`)
+    defining = (kind, f"{kind}_description")
+    return place.get(BLOCK_TYPE) in defining and str(place.get(LABEL) or "").casefold() == label
 
 
 def _with_base(filters: MetadataFilters, base: MetadataFilters | None) -> MetadataFilters:
