@@ -42,6 +42,7 @@ from citerag.cli_output import (  # noqa: E402
 )
 from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.query.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
@@ -338,6 +339,9 @@ def run_query(args: argparse.Namespace) -> int:
 
     questions = _questions(args)
     history = read_history_file(args.history) if args.history is not None else []
+    for question in questions:  # refused before any model loads, as the API refuses them
+        checked_question(question)
+    checked_top_k(args.top_k)
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:

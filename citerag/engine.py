@@ -26,6 +26,7 @@ from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_ke
 from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
+from citerag.query.limits import check_pages_exist
 from citerag.query.subquestions import CitedSubQuestionEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
@@ -162,6 +163,10 @@ class Engine:
             record_model(self.docstore, collection, self.embedder)
         return outcome
 
+    def prepare(self, path: Path) -> None:
+        """Parse `path` in the background while the current file is ingested (a shelf)."""
+        self._ingestor.prepare(path)
+
     @property
     def factory(self) -> QueryFactory:
         """What every question shares, built on the first question (models load once)."""
@@ -210,6 +215,8 @@ class Engine:
         """`plan`: sub-questions routed to tools (a plain question is one `facts` call);
         False: one retrieval over the whole question."""
         if page_range is not None:
+            pages = [r.pages for r in self.docstore.list_documents(collection)]
+            check_pages_exist(page_range, collection, pages)
             filters = page_filters(page_range.first, page_range.last)
         engine: BaseQueryEngine = (
             self.subquestion_engine(collection, top_k, filters)
@@ -242,7 +249,7 @@ class Engine:
         state = self.collection_state(collection)
         if state.is_empty:
             raise InputError(
-                f"Collection {collection!r} has no documents; add one with "
+                f"Collection {collection!r} does not exist or has no documents; add one with "
                 f"`python main.py ingest PATH --collection {collection}`."
             )
         return state
@@ -280,6 +287,7 @@ class Engine:
         return len(records)
 
     def close(self) -> None:
+        self._ingestor.close()
         self.keywords.close()
         self.vectors.close()
         self.docstore.close()

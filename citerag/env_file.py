@@ -51,4 +51,3 @@ def load_env_file(path: Path | None = None) -> list[str]:
             os.environ[key] = value
             added.append(key)
     return added
-

@@ -18,6 +18,7 @@ LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
 KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
 EMBEDDING_PROVIDERS = ("local", "openai", "ollama")  # citerag/embed/providers.py
+EMBEDDING_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # citerag/embed/onnx_backend.py
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -30,6 +31,7 @@ ENV_OVERRIDES = {
     "embedding_provider": "EMBEDDING_PROVIDER",
     "embedding_base_url": "EMBEDDING_BASE_URL",
     "embedding_api_key": "EMBEDDING_API_KEY",
+    "embedding_backend": "EMBEDDING_BACKEND",
     "colbert_checkpoint": "COLBERT_CHECKPOINT",
     "llm_provider": "LLM_PROVIDER",
     "llm_model": "LLM_MODEL",
@@ -74,6 +76,7 @@ class Settings:
     embedding_provider: str = "local"  # "local", "openai" or "ollama"
     embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
     embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
+    embedding_backend: str = "auto"  # "auto" (ONNX on CPU), "torch", "onnx", "onnx-int8"
     colbert_checkpoint: str = ""
     llm_provider: str = ""
     llm_model: str = ""
@@ -125,6 +128,7 @@ class Settings:
         _require_choice("metadata", self.metadata, METADATA)
         _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
         _require_choice("embedding_provider", self.embedding_provider, EMBEDDING_PROVIDERS)
+        _require_choice("embedding_backend", self.embedding_backend, EMBEDDING_BACKENDS)
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -196,6 +196,15 @@ def test_collections_isolate_each_other(store: DocStore) -> None:
     assert store.get_document("beta", "d1") is not None
 
 
+def test_a_collection_with_only_a_pending_document_is_not_listed(store: DocStore) -> None:
+    ingest(store, "d1", 2, collection="alpha")
+    store.put_document(record("d2", collection="crashed"))  # an ingest killed before ready
+    store.put_chunks("crashed", [chunk("d2", 0)])
+    assert store.collections() == ["alpha"]
+    store.mark_ready("crashed", "d2")
+    assert store.collections() == ["alpha", "crashed"]
+
+
 def test_putting_the_same_document_twice_adds_nothing(store: DocStore) -> None:
     ingest(store, "d1", 3)
     ingest(store, "d1", 3)

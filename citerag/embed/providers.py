@@ -119,7 +119,7 @@ def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None)
     default) or hosted (OpenAI, Ollama) through LlamaIndex."""
     provider = settings.embedding_provider
     if provider == "local":
-        return Embedder(settings.embedding_model)
+        return Embedder(settings.embedding_model, settings.embedding_backend)
     env = os.environ if environ is None else environ
     model = settings.embedding_model or DEFAULT_HOSTED_MODELS[provider]
     endpoint = settings.embedding_base_url or DEFAULT_ENDPOINTS[provider]

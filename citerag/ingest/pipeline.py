@@ -26,6 +26,7 @@ from citerag.embed.embedder import Embedder
 from citerag.enrich.figures import describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
+from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import (
     chunk_vectors,
     page_head_vectors,
@@ -57,6 +58,8 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
+        # Float32 ONNX gives PyTorch's vectors; only int8 moves them.
+        **({"embedding_backend": "int8"} if settings.embedding_backend == "onnx-int8" else {}),
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
@@ -93,6 +96,14 @@ class Ingestor:
         self._embedder = embedder
         self._keywords = keywords
         self._figures = describer_for(settings)
+        self._prefetch = ParsePrefetcher(settings)
+
+    def prepare(self, path: Path) -> None:
+        """Start parsing `path` in the background: the ingest that follows finds it parsed."""
+        self._prefetch.start(path)
+
+    def close(self) -> None:
+        self._prefetch.close()
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -114,6 +125,7 @@ class Ingestor:
             self.remove(collection, doc_id)
             status = "repaired"
         step("parse")
+        self._prefetch.wait(path)
         parsed = parse_document(
             path,
             info.sha256,

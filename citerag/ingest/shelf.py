@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from citerag.errors import InputError
 from citerag.ingest.discover import Found
@@ -28,6 +28,13 @@ class Ingests(Protocol):
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome: ...
+
+
+@runtime_checkable
+class PreparesIngest(Protocol):
+    """An engine that can start on the next file (parse it) while ingesting this one."""
+
+    def prepare(self, path: Path) -> None: ...
 
 
 class FileProgress(Protocol):
@@ -102,10 +109,14 @@ def ingest_shelf(
     """Each found file in turn (`progress_for` gets its 1-based position); problems found on
     the way are reported as failed files in their place."""
     results = []
+    usable = [item.path for item in found if item.ok]
     for position, item in enumerate(found, start=1):
         if not item.ok:
             result = failed(item.path, item.problem)
         else:
+            usable.pop(0)  # this item; the next usable file is parsed while it is ingested
+            if usable and isinstance(engine, PreparesIngest):
+                engine.prepare(usable[0])
             progress = progress_for(position, item)
             try:
                 result = ingest_one(engine, item.path, collection, progress)

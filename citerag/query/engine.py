@@ -22,12 +22,11 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source, sources_from_nodes
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.errors import InputError
 from citerag.nodes import HIGHLIGHTS
+from citerag.query.limits import checked_question
 from citerag.retrieve.rerank import RerankPostprocessor
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
-MAX_QUESTION_CHARS = 4000
 
 
 class CitedQueryEngine(BaseQueryEngine):
@@ -107,14 +106,3 @@ def answer_from_response(response: Response) -> AnswerResult:
         sources=sources_from_nodes(response.source_nodes),
         metadata=metadata,
     )
-
-
-def checked_question(question: str) -> str:
-    question = question.strip()
-    if not question:
-        raise InputError("The question is empty; ask something about the documents.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InputError(
-            f"The question is {len(question)} characters long; keep it under {MAX_QUESTION_CHARS}."
-        )
-    return question

@@ -70,8 +70,8 @@ class Served:
         if collection not in self.engine.docstore.collections():
             raise ApiError(
                 404,
-                f"Collection {collection!r} does not exist; upload a document to it or see "
-                "GET /api/documents.",
+                f"Collection {collection!r} does not exist or has no documents; upload a PDF "
+                f"to it (POST /api/collections/{collection}/documents) or see GET /api/documents.",
             )
         return collection
 
