@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
-from citerag.enrich.figures import describer_for, figure_nodes
+from citerag.enrich.figures import FigureDescriber, describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -95,7 +96,6 @@ class Ingestor:
         self._vectors = vectors
         self._embedder = embedder
         self._keywords = keywords
-        self._figures = describer_for(settings)
         self._prefetch = ParsePrefetcher(settings)
 
     def prepare(self, path: Path) -> None:
@@ -104,6 +104,11 @@ class Ingestor:
 
     def close(self) -> None:
         self._prefetch.close()
+
+    @cached_property
+    def _figures(self) -> FigureDescriber | None:
+        """Set up at the first ingest that parses a file (its log line only then)."""
+        return describer_for(self._settings)
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -138,7 +143,7 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
-        if self._figures is not None:
+        if self._figures is not None:  # a vision model is configured
             chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         step("enrich")
         self._enricher.enrich(chunks)
