@@ -152,3 +152,45 @@ def test_a_description_node_is_not_page_text(tmp_path: Path) -> None:
     with running_server([ScriptedReply(CHART)]) as server:
         nodes, _ = figure_nodes(pdf, _parsed(pdf), _describer(server, tmp_path), 0)
     assert nodes and page_texts(nodes) == ([], [])
+
+
+@pytest.mark.slow
+def test_a_figure_question_finds_the_description_by_its_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from fake_openai_server import prompt_of
+    from tree_collection import use_storage
+
+    import main
+
+    def respond(body: dict[str, Any]) -> ScriptedReply:
+        if isinstance(body["messages"][-1]["content"], list):
+            return ScriptedReply(CHART)
+        if "Answer using only the sources above" in prompt_of(body):
+            return ScriptedReply("Revenue by year [1].")
+        return ScriptedReply("")
+
+    use_storage(monkeypatch, tmp_path / "storage")
+    pdf = _figure_pdf(tmp_path / "report.pdf")
+    with running_server(respond=respond) as server:
+        for name, value in {
+            "LLM_PROVIDER": "openai_like",
+            "LLM_BASE_URL": server.base_url,
+            "LLM_MODEL": "text-model",
+            "VISION_MODEL": "vision-model",
+        }.items():
+            monkeypatch.setenv(name, value)
+        assert main.main(["ingest", str(pdf), "--collection", "figures"]) == 0
+        capsys.readouterr()
+        question = "What does Figure 3 show?"
+        assert main.main(["query", question, "--collection", "figures", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pages_call = data["metadata"]["subQuestions"][0]
+    assert pages_call["tool"] == "pages"
+    first = data["sources"][0]
+    assert first["content"].startswith(f"Figure 3 (page 1): {CHART}")
+    assert first["pageNumber"] == 1 and first["citationNumber"] == 1
+    caption = data["sources"][1]["content"]  # the caption's chunk comes next
+    assert caption.endswith("Figure 3: Revenue by year") and not caption.startswith("Figure 3 (")
