@@ -63,6 +63,17 @@ def _run_main(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
     )
 
 
+def test_main_reads_the_env_file_before_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".env").write_text("RAG_PARSER=no-such-parser\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAG_PARSER", raising=False)  # restored to unset afterwards
+    assert main.main(["list"]) == ConfigError.exit_code
+    assert "parser is 'no-such-parser'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
 def test_main_reads_the_env_file_and_the_shell_wins(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(
         f"RAG_PARSER=no-such-parser\nRAG_STORAGE_DIR={tmp_path / 'storage'}\n"
