@@ -72,9 +72,12 @@ def _stage_note(stages: dict[str, float]) -> str:
 def format_answer(question: str, result: Any) -> str:
     """The question, the answer with [N] markers, then each source with its highlights."""
     data = result.to_dict()
-    lines = ["", "=" * WIDTH, f"Q: {question}", "-" * WIDTH]
-    lines += textwrap.wrap(data["answer"], WIDTH) or [""]
     meta = data["metadata"]
+    lines = ["", "=" * WIDTH, f"Q: {question}"]
+    if meta.get("condensedQuestion", question) != question:
+        lines.append(f"   asked as: {meta['condensedQuestion']} ({meta['condenseMethod']})")
+    lines.append("-" * WIDTH)
+    lines += textwrap.wrap(data["answer"], WIDTH) or [""]
     lines.append(
         f"({meta['model']}, {meta['retrievalMethod']}, reranked={meta['reranked']}, "
         f"{meta['processingTime']} ms)"

@@ -15,8 +15,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.embed.collection_model import check_model, record_model
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
+from citerag.embed.providers import build_embedder
 from citerag.enrich.step import build_enricher
 from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
@@ -100,7 +102,7 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.keywords = keywords or open_keyword_index(settings, self.vectors)
-        self.embedder = embedder or Embedder(settings.embedding_model, settings.embedding_backend)
+        self.embedder = embedder or build_embedder(settings)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
@@ -155,7 +157,11 @@ class Engine:
     ) -> IngestOutcome:
         check_collection_name(collection)
         self.check_collection(collection)
-        return self._ingestor.ingest(path, collection, progress)
+        check_model(self.docstore, collection, self.embedder, "ingest into")
+        outcome = self._ingestor.ingest(path, collection, progress)
+        if outcome.status != "skipped":  # a skipped file embedded nothing (no model loaded)
+            record_model(self.docstore, collection, self.embedder)
+        return outcome
 
     def prepare(self, path: Path) -> None:
         """Parse `path` in the background while the current file is ingested (a shelf)."""
@@ -239,6 +245,7 @@ class Engine:
         """The collection's loaded state for answering questions; an InputError that says how
         to add a document when the name is invalid or the collection holds none."""
         check_collection_name(collection)
+        check_model(self.docstore, collection, self.embedder, "ask")
         state = self.collection_state(collection)
         if state.is_empty:
             raise InputError(

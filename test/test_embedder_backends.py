@@ -64,3 +64,8 @@ def test_int8_vectors_are_close_but_not_the_same(tmp_path: Path) -> None:
     cosines = (exact * quantized).sum(axis=1)
     assert np.all(cosines > 0.95)
     assert np.abs(exact - quantized).max() > 1e-4
+
+
+def test_int8_vectors_are_recorded_as_another_model() -> None:
+    assert Embedder(backend="onnx").model_id == Embedder(backend="torch").model_id
+    assert Embedder(backend="onnx-int8").model_id != Embedder(backend="onnx").model_id

@@ -84,9 +84,14 @@ class AnswerMetadata:
     num_chunks_retrieved: int = 0
     reranked: bool = False
     sub_questions: list[Any] = field(default_factory=list)
+    # A conversation's turn (citerag.query.conversation): the standalone question answered,
+    # how it was condensed ("none", "offline", "llm") and why the LLM's rewrite was not used.
+    condensed_question: str = ""
+    condense_method: str = ""
+    condense_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "processingTime": self.processing_time_ms,
             "model": self.model,
             "tokensUsed": self.tokens_used,
@@ -95,6 +100,12 @@ class AnswerMetadata:
             "reranked": self.reranked,
             "subQuestions": list(self.sub_questions),
         }
+        if self.condense_method:
+            data["condensedQuestion"] = self.condensed_question
+            data["condenseMethod"] = self.condense_method
+            if self.condense_note:
+                data["condenseNote"] = self.condense_note
+        return data
 
 
 @dataclass

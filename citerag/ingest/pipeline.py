@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.figures import FigureDescriber, describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -62,6 +64,8 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
+    if settings.vision_model and settings.llm_provider:  # figure descriptions (enrich.figures)
+        shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
@@ -131,6 +135,11 @@ class Ingestor:
     def close(self) -> None:
         self._prefetch.close()
 
+    @cached_property
+    def _figures(self) -> FigureDescriber | None:
+        """Set up at the first ingest that parses a file (its log line only then)."""
+        return describer_for(self._settings)
+
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
@@ -164,6 +173,8 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        if self._figures is not None:  # a vision model is configured
+            chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         step("enrich")
         self._enricher.enrich(chunks)
         step("tree")

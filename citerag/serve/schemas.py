@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
+from citerag.query.conversation import ROLES, ChatTurn
 from citerag.query.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
 from citerag.serve.errors import Refused
 from citerag.store.base import PageRange
@@ -111,6 +112,13 @@ class ChatRequest(BaseModel):
         return next(
             m.text() for m in reversed(self.messages) if m.role == "user" and m.text().strip()
         )
+
+    def history(self) -> list[ChatTurn]:
+        """The user and assistant turns before the last user message (system ones left out):
+        what a follow-up is condensed from."""
+        last = max(i for i, m in enumerate(self.messages) if m.role == "user" and m.text().strip())
+        earlier = self.messages[:last]
+        return [ChatTurn(m.role, m.text()) for m in earlier if m.role in ROLES and m.text()]
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
