@@ -3,9 +3,10 @@
 Splits: a list of years ("in 1980, in 1996 and in 2019") or of labels sharing a noun ("Figure 4.1
 and 4.3") gives one sub-question per item; "and compare it with ..." and "and describe ..." start
 a new sub-question (the pronoun becomes the first one's label); "X? Y?" and "X. Also, Y" are two.
-A plain question stays one sub-question. Routes: page or label references go to `pages`,
-"summarize / overview / main points" to `summary`, "which section ..." to `sections`, the rest to
-`facts`.
+A plain question stays one sub-question, and so does a follow-up that points back at it ("How
+were they split?", "What did that do to income?"): it asks nothing else. Routes: page or label
+references go to `pages`, "summarize / overview / main points" to `summary`, "which section ..."
+to `sections`, the rest to `facts`.
 """
 
 from __future__ import annotations
@@ -38,11 +39,23 @@ _CLAUSE_VERB = (
     r"when|where|who"
 )
 _CLAUSE = re.compile(rf",?\s+and\s+(?=(?:then\s+)?(?:{_CLAUSE_VERB})\b)", re.I)
-_PRONOUN = re.compile(r"\b(it|them|this|that one)\b", re.I)
+_DOCUMENT_NOUN = (
+    r"paper|document|report|essay|book|article|survey|guide|manual|brochure|slides?|"
+    r"presentation|filing|figure|table|page|section|chapter|text"
+)
+# Words that point back at what the question before named: a clause or sentence that holds one
+# asks about the same thing, not something else ("this paper" names the document instead).
+_PRONOUN = re.compile(
+    r"\b(?:it|its|they|their|them|he|his|him|she|her|that one)\b"
+    rf"|\b(?:this|these|those)\s+(?!(?:{_DOCUMENT_NOUN})\b)[a-z]+"
+    rf"|\b(?:did|does|do|was|is|were|are)\s+(?:this|that|these|those)\b(?!\s+(?:{_DOCUMENT_NOUN})\b)",
+    re.I,
+)
 _SENTENCE = re.compile(
     r"(?<=\?)\s+(?=[A-Z])|(?<=[.!])\s+(?=(?:Also|Additionally|And|Then|Next|Finally|Separately)"
     r"\b,?)"
 )
+_PLEASE = re.compile(r"please\b", re.I)  # "Please write the answer as a list": how, not what
 _LEAD = re.compile(r"^(?:also|additionally|and|then|next|finally|separately)\b,?\s*", re.I)
 _SUMMARY = re.compile(
     r"\b(summari[sz]e|summary|overview|main points|key points|key takeaways|gist|outline of|"
@@ -85,12 +98,16 @@ def route(question: str) -> str:
 
 def split_sentences(question: str) -> list[str]:
     """ "X? Y?" and "X. Also, Y": separate questions. A context sentence stays with its
-    question, and so does a request that leans on the question before it ("X? Describe each.")."""
+    question, and so does a request or question that leans on the one before it ("X? Describe
+    each.", "How many people did Microsoft employ? How were they split by country?")."""
     pieces: list[str] = []
     for piece in (p.strip() for p in _SENTENCE.split(question.strip())):
         if not piece:
             continue
-        leans_back = pieces and not _LEAD.match(piece) and not piece.endswith("?")
+        follows_up = (
+            not piece.endswith("?") or bool(_PRONOUN.search(piece)) or bool(_PLEASE.match(piece))
+        )
+        leans_back = pieces and not _LEAD.match(piece) and follows_up
         if leans_back:
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
@@ -123,11 +140,11 @@ def split_clauses(sentence: str) -> list[str]:
 
 def split_enumerations(question: str) -> list[str]:
     """One sub-question per listed year, or per listed label (not when comparing them)."""
+    if _COMPARISON.search(question):  # "between 2019 and 2020" asks one thing of both years
+        return [question]
     years = _YEAR_LIST.search(question)
     if years:
         return _per_year(question, years)
-    if _COMPARISON.search(question):
-        return [question]
     labels = _LABEL_LIST.search(question)
     if labels:
         refs = label_refs(labels.group(0))
