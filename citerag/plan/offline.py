@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from citerag.plan.references import LabelRef, label_refs, page_spans
+from citerag.plan.subjects import names_in
 
 FACTS, PAGES, SUMMARY, SECTIONS = "facts", "pages", "summary", "sections"
 TOOL_NAMES = (FACTS, PAGES, SUMMARY, SECTIONS)
@@ -38,7 +39,13 @@ _CLAUSE_VERB = (
     r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|what|how|why|which|"
     r"when|where|who"
 )
-_CLAUSE = re.compile(rf",?\s+and\s+(?=(?:then\s+)?(?:{_CLAUSE_VERB})\b)", re.I)
+# "and" then a question word, maybe after a short lead ("and in 2020, how much", "and about how
+# many") or an auxiliary that opens a question ("and does Netflix pay").
+_CLAUSE = re.compile(
+    rf",?\s+and\s+(?=(?:then\s+|about\s+|roughly\s+|[^,?]{{1,60}},\s*)?(?:{_CLAUSE_VERB})\b"
+    r"|(?:does|do|did|is|are|was|were|has|have|can)\s+(?-i:[A-Z]))",
+    re.I,
+)
 _DOCUMENT_NOUN = (
     r"paper|document|report|essay|book|article|survey|guide|manual|brochure|slides?|"
     r"presentation|filing|figure|table|page|section|chapter|text"
@@ -55,7 +62,13 @@ _SENTENCE = re.compile(
     r"(?<=\?)\s+(?=[A-Z])|(?<=[.!])\s+(?=(?:Also|Additionally|And|Then|Next|Finally|Separately)"
     r"\b,?)"
 )
-_PLEASE = re.compile(r"please\b", re.I)  # "Please write the answer as a list": how, not what
+_OWN_DOCUMENT = re.compile(rf"\b(?:this|the)\s+(?:{_DOCUMENT_NOUN})\b", re.I)
+# How to answer, not what: "Please write the answer as a list", "Give me an integer?"
+_FORMAT_REQUEST = re.compile(
+    r"please\b|(?:give|write|format|express|round|enumerate|answer|return|provide|list)\b"
+    r"[^?]*\b(?:answer|format|integer|list|float|number|percent\w*|decimal|YYYY)",
+    re.I,
+)
 _LEAD = re.compile(r"^(?:also|additionally|and|then|next|finally|separately)\b,?\s*", re.I)
 _SUMMARY = re.compile(
     r"\b(summari[sz]e|summary|overview|main points|key points|key takeaways|gist|outline of|"
@@ -105,7 +118,7 @@ def split_sentences(question: str) -> list[str]:
         if not piece:
             continue
         follows_up = (
-            not piece.endswith("?") or bool(_PRONOUN.search(piece)) or bool(_PLEASE.match(piece))
+            not piece.endswith("?") or points_back(piece) or bool(_FORMAT_REQUEST.match(piece))
         )
         leans_back = pieces and not _LEAD.match(piece) and follows_up
         if leans_back:
@@ -125,7 +138,7 @@ def split_clauses(sentence: str) -> list[str]:
     first_labels = label_refs(pieces[0])
     clauses = [pieces[0].rstrip(" ,")]
     for piece in pieces[1:]:
-        has_pronoun = bool(_PRONOUN.search(piece))
+        has_pronoun = points_back(piece)
         if has_pronoun and not first_labels:
             clauses[-1] = f"{clauses[-1]} and {piece}"  # "what happened to it": needs the first
             continue
@@ -136,6 +149,16 @@ def split_clauses(sentence: str) -> list[str]:
             continue
         clauses.append(_capitalized(piece))
     return [_ended(c, sentence) for c in clauses]
+
+
+def points_back(text: str) -> bool:
+    """Whether `text` leans on what came before: a pronoun ("they", "its", "did that", "these
+    decisions") before any name or document ("this paper") of its own."""
+    pronoun = _PRONOUN.search(text)
+    if pronoun is None:
+        return False
+    before = text[: pronoun.start()]
+    return not names_in(before) and not _OWN_DOCUMENT.search(before)
 
 
 def split_enumerations(question: str) -> list[str]:

@@ -48,15 +48,17 @@ def subject_of(question: str) -> str | None:
 
 
 def names_in(text: str) -> list[tuple[int, str]]:
-    """(offset, name) of each run of capitalised words that is not a question or lead word."""
+    """(offset, name) of each run of capitalised words that is not a question or lead word (nor
+    a lone first word, capitalised because it starts the text)."""
     found: list[tuple[int, str]] = []
     for match in _NAME.finditer(text):
         words = match.group(0).split()
         while words and words[0].casefold() in _NOT_NAMES:
             words = words[1:]
-        if words:
-            name = _POSSESSIVE.sub("", " ".join(words))
-            found.append((match.end() - len(" ".join(words)), name))
+        at = match.end() - len(" ".join(words))
+        if not words or (at == 0 and len(words) == 1):
+            continue  # a sentence's first word is capitalised anyway
+        found.append((at, _POSSESSIVE.sub("", " ".join(words))))
     return found
 
 

@@ -4,8 +4,9 @@
 sub-question's ranking (best first, edge neighbours after the chunk they complete) is taken in
 turn, one source per turn, until N distinct sources are chosen or every ranking is spent. A
 chunk two sub-questions both found costs the budget once and serves both (its highlights are
-joined). The sources are listed best first: every sub-question's best, then every second best,
-and so on, each round by score.
+joined). Each ranking is taken by score, as a question asked alone is cut, so a sub-question's share
+holds what it would have found alone with that many sources. The sources are listed best first:
+every sub-question's best, then every second best, and so on, each round by score.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def fair_share(rankings: Sequence[Sequence[NodeWithScore]], budget: int) -> list
         ordered = sorted(unique, key=_by_score)[:budget]
         _join_repeats(ordered, rankings)
         return ordered
+    rankings = [sorted(ranking, key=_by_score) for ranking in rankings]
     chosen: dict[str, NodeWithScore] = {}
     rounds: list[list[NodeWithScore]] = []
     cursors = [0] * len(rankings)
