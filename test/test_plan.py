@@ -37,6 +37,22 @@ def test_a_clause_with_a_pronoun_gets_the_first_clause_label() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What portion of Netflix's revenue came in non-USD currencies, and by how much did "
+        "Microsoft's operating income grow?",
+        "How much higher was the dividend in 2002 than in 2001, and approximately how many "
+        "members did Netflix have?",
+        "For the year ended March 31, 2003, what were the shareholders' funds, and in which "
+        "cities are Netflix's offices?",
+        "What is the revenue of Netflix, and does Microsoft pay a dividend?",
+    ],
+)
+def test_and_then_another_question_is_two(question: str) -> None:
+    assert len(plan_offline(question)) == 2
+
+
 def test_a_follow_up_naming_the_document_is_another_question() -> None:
     assert len(plan_offline("What is the title of this paper? How many figures does it have?")) == 1
     assert len(plan_offline("What is Table 2 about? What dataset is this paper built on?")) == 2
@@ -91,6 +107,8 @@ def test_separate_questions_and_also_split() -> None:
         "What was the author's role at Interleaf? How did his work habits differ from a "
         "programming job?",
         "What share of seniors own a tablet? Please write the answer as a percentage?",
+        "What is the date of the document? Format your answer as YYYY-MM-DD?",
+        "Does Netflix pay its shareholders a cash dividend, and does it expect to start?",
         "What was Viaweb and what happened to it?",
         "In the essay, the author mentions his early experiences with programming. Describe the "
         "first computer he used, the language he used, and the challenges he faced.",

@@ -36,13 +36,14 @@ _LABEL_LIST = re.compile(
 )
 _COMPARISON = re.compile(r"\b(compare|comparison|versus|vs\.?|differ|difference|between)\b", re.I)
 _CLAUSE_VERB = (
-    r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|what|how|why|which|"
-    r"when|where|who"
+    r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|write|identify|"
+    r"what|how|why|which|when|where|who"
 )
-# "and" then a question word, maybe after a short lead ("and in 2020, how much", "and about how
-# many") or an auxiliary that opens a question ("and does Netflix pay").
+# "and" then a question word, maybe after a short lead ("and in 2020, how much", "and by how
+# much", "and in which cities") or an auxiliary that opens a question ("and does Netflix pay").
 _CLAUSE = re.compile(
-    rf",?\s+and\s+(?=(?:then\s+|about\s+|roughly\s+|[^,?]{{1,60}},\s*)?(?:{_CLAUSE_VERB})\b"
+    rf",?\s+and\s+(?=(?:then\s+|[^,?]{{1,60}},\s*)?(?:{_CLAUSE_VERB})\b"
+    r"|(?:\w+\s+){1,3}(?:what|how|which)\b"
     r"|(?:does|do|did|is|are|was|were|has|have|can)\s+(?-i:[A-Z]))",
     re.I,
 )
