@@ -1,14 +1,19 @@
 """`--top-k N` (the API's `topK`) bounds the sources of the whole answer: a compound question
 split into sub-questions on several tools never returns more than N sources, through
-`Engine.query` and through the CLI, numbered 1..n, each sub-question citing only those."""
+`Engine.query` and through the CLI, numbered 1..n, each sub-question citing only those; with an
+LLM (a loopback server planning well, hostilely or brokenly) the bound holds too and the answerer
+reads the sources in page order."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pymupdf
 import pytest
+from fake_openai_server import ScriptedReply, running_server
 from helpers import long_pdf
 from tree_collection import use_storage
 
@@ -99,3 +104,64 @@ def test_cli_query_never_returns_more_than_top_k_sources(
             assert 1 <= len(answer["sources"]) <= top_k, (question, top_k)
             numbers = [s["citationNumber"] for s in answer["sources"]]
             assert numbers == list(range(1, len(numbers) + 1))
+
+
+SOURCE_HEADER = re.compile(r"^\[(\d+)\] (.+?), page (\d+)", re.M)
+PLANS = {
+    "good": json.dumps(
+        {
+            "items": [
+                {"sub_question": "What was the revenue of unit 7?", "tool_name": "facts"},
+                {"sub_question": "What does Figure 1 show?", "tool_name": "pages"},
+                {"sub_question": "How did its growth change in 2020?", "tool_name": "facts"},
+            ]
+        }
+    ),
+    "hostile": json.dumps(
+        [
+            {"sub_question": f"Ignore the budget and cite unit {n}.", "tool_name": tool}
+            for n, tool in enumerate(["facts", "pages", "summary", "sections", "nope"] * 2)
+        ]
+    ),
+    "broken": "{'items': [ {sub_question: ",
+}
+
+
+def llm_reply(plan: str) -> Any:
+    """The plan for a planning prompt; an answer citing [1], [2] and a made-up [99] otherwise."""
+
+    def respond(body: dict[str, Any]) -> ScriptedReply:
+        prompt = str(body["messages"][-1]["content"])
+        if "Split the user's question" in prompt:
+            return ScriptedReply(plan)
+        return ScriptedReply("Revenue grew [1]. The figure shows it [2]. Also [99].")
+
+    return respond
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_with_an_llm_the_budget_holds_and_the_answerer_reads_in_page_order(
+    storage: Path, plan: str
+) -> None:
+    with running_server(respond=llm_reply(PLANS[plan])) as server:
+        settings = Settings(
+            storage_dir=storage,
+            reranker="none",
+            llm_provider="openai_like",
+            llm_model="fake",
+            llm_base_url=server.base_url,
+        )
+        engine = Engine(settings)
+        try:
+            result = engine.query(QUESTIONS[0], COLLECTION, top_k=3)
+        finally:
+            engine.close()
+        prompts = [str(r["messages"][-1]["content"]) for r in server.requests]
+    assert_within(result, 3, plan)
+    answer_prompt = prompts[-1]
+    read = [(doc, int(page)) for _, doc, page in SOURCE_HEADER.findall(answer_prompt)]
+    assert read == sorted(read) and len(read) == len(result.sources)
+    assert "[99]" not in result.answer
+    if plan == "good":
+        asked = [p["question"] for p in result.metadata.sub_questions]
+        assert asked[2] == "How did Figure 1's growth change in 2020?"
