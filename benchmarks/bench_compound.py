@@ -70,6 +70,7 @@ class Pair:
 @dataclass
 class Asked:
     found: list[bool]  # per part
+    found_in_first: list[bool]  # per part, among the first N sources as listed
     sub_questions: int
     sources: int
     seconds: float
@@ -87,10 +88,11 @@ def build_pairs(sets: dict[str, list[Question]]) -> list[Pair]:
     return pairs
 
 
-def found_in(result: AnswerResult, question: Question) -> bool:
+def found_in(result: AnswerResult, question: Question, first: int | None = None) -> bool:
     pages = set(question["evidence_pages"])
     return any(
-        s.document_name == question["document"] and s.page_number in pages for s in result.sources
+        s.document_name == question["document"] and s.page_number in pages
+        for s in result.sources[:first]
     )
 
 
@@ -100,6 +102,7 @@ def ask(engine: Any, text: str, top_k: int, parts: Sequence[Question], plan: boo
     seconds = time.perf_counter() - started
     return Asked(
         [found_in(result, q) for q in parts],
+        [found_in(result, q, top_k) for q in parts],
         max(1, len(result.metadata.sub_questions)),
         len(result.sources),
         seconds,
@@ -153,12 +156,15 @@ def render(
         f"{', '.join(f'`{p.parent.name}/{p.name}`' for p in LIBRARY_SETS.values())}, asked of "
         f"one collection holding every shared PDF ({documents} documents). A part is found when "
         "a source of the answer lies on one of its evidence pages of its own document. "
-        "*Parts alone*: each question asked by itself with N/2 sources (the same total budget). "
+        "*First N listed*: the same among the answer's first N sources as listed. *Parts alone*: "
+        "each question asked by itself with N/2 sources (the same total budget). "
         "*One retrieval*: the whole compound as one question (`plan=False`), top N.",
         "",
-        "| N | join | compound recall | parts alone, N/2 each | one retrieval, top N | "
-        "sub-questions / answer | sources / answer | most sources | compound p50 ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| N | join | compound recall | first N sources listed | parts alone, N/2 each | "
+        "one retrieval, top N | "
+        "sub-questions / answer | sources / answer | most sources | compound p50 ms | "
+        "part alone p50 ms |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for budget, data in results.items():
         alone: dict[str, Asked] = data["alone"]
@@ -168,11 +174,13 @@ def render(
             single: list[Asked] = row["single"]
             lines.append(
                 f"| {budget} | {join_name} | {recall([f for a in compound for f in a.found]):.3f} "
+                f"| {recall([f for a in compound for f in a.found_in_first]):.3f} "
                 f"| {recall(parts):.3f} | {recall([f for a in single for f in a.found]):.3f} "
                 f"| {statistics.fmean(a.sub_questions for a in compound):.2f} "
                 f"| {statistics.fmean(a.sources for a in compound):.1f} "
                 f"| {max(a.sources for a in compound)} "
-                f"| {1000 * statistics.median(a.seconds for a in compound):.0f} |"
+                f"| {1000 * statistics.median(a.seconds for a in compound):.0f} "
+                f"| {1000 * statistics.median(a.seconds for a in alone.values()):.0f} |"
             )
     lines += ["", 'Compound recall by pair kind (join "A Also, b"):', ""]
     lines += by_kind(pairs, results)
@@ -199,6 +207,13 @@ def by_kind(pairs: Sequence[Pair], results: dict[int, dict[str, Any]]) -> list[s
     return lines
 
 
+def before_section(earlier: str) -> str:
+    """The first table of an earlier report (other code, same pairs), under its own heading."""
+    label = earlier.split("bench_compound.py` (", 1)[-1].split(")", 1)[0]
+    table = [line for line in earlier.split("\n\n") if line.startswith("| N | join")][0]
+    return f"\n## The same run on {label}\n\n{table}\n"
+
+
 def open_engine(storage: Path) -> Any:
     from citerag.engine import Engine
     from citerag.settings import settings_from_config
@@ -212,6 +227,9 @@ def main() -> int:
     parser.add_argument("--storage", type=Path, required=True, help="holds collection library")
     parser.add_argument("--budgets", type=int, nargs="+", default=[10, 20])
     parser.add_argument("--label", default="this branch", help="what code was measured")
+    parser.add_argument(
+        "--before", type=Path, help="a compound.md written by other code, shown below this one's"
+    )
     args = parser.parse_args()
     if shared_data_missing(list(LIBRARY_SETS.values())):
         return 0
@@ -223,7 +241,10 @@ def main() -> int:
         documents = len(engine.docstore.list_documents(COLLECTION))
     finally:
         engine.close()
-    publish(render(pairs, results, args.label, documents), OUT)
+    report = render(pairs, results, args.label, documents)
+    if args.before:
+        report += before_section(args.before.read_text(encoding="utf-8"))
+    publish(report, OUT)
     return 0
 
 
