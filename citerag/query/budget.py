@@ -67,10 +67,10 @@ def _join_repeats(
         for scored in ranking:
             known = kept.get(scored.node.node_id)
             if known is not None and known is not scored:
-                join_highlights(known, scored)
+                _join_highlights(known, scored)
 
 
-def join_highlights(kept: NodeWithScore, other: NodeWithScore) -> None:
+def _join_highlights(kept: NodeWithScore, other: NodeWithScore) -> None:
     have = kept.node.metadata.setdefault(HIGHLIGHTS, [])
     spans = {(h["startOffset"], h["endOffset"]) for h in have}
     for highlight in other.node.metadata.get(HIGHLIGHTS, []):
