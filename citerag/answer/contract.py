@@ -127,6 +127,12 @@ def sources_from_nodes(nodes: Sequence[NodeWithScore]) -> list[Source]:
     return [_source(number, scored) for number, scored in enumerate(nodes, start=1)]
 
 
+def in_reading_order(sources: Sequence[Source]) -> list[Source]:
+    """The sources by document and page (the order an answerer reads them in), each keeping
+    its citation number, which is its rank."""
+    return sorted(sources, key=lambda s: (s.document_name, s.page_number, s.citation_number))
+
+
 def _source(number: int, scored: NodeWithScore) -> Source:
     node = scored.node
     content = node.get_content()

@@ -20,7 +20,13 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
-from citerag.answer.contract import AnswerMetadata, AnswerResult, Source, sources_from_nodes
+from citerag.answer.contract import (
+    AnswerMetadata,
+    AnswerResult,
+    Source,
+    in_reading_order,
+    sources_from_nodes,
+)
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.nodes import HIGHLIGHTS
 from citerag.query.limits import checked_question
@@ -82,7 +88,7 @@ class CitedQueryEngine(BaseQueryEngine):
         self, question: str, sources: Sequence[Source], nodes: Sequence[NodeWithScore]
     ) -> tuple[str, str, int]:
         if self._answerer is not None and sources:
-            result = self._answerer.answer(question, sources)
+            result = self._answerer.answer(question, in_reading_order(sources))
             return normalize_citations(result.text, sources), result.model, result.tokens_used
         candidates = [
             ExtractiveCandidate(

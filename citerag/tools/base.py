@@ -61,6 +61,11 @@ class ToolContext:
     def chunks(self, chunk_ids: Sequence[str]) -> list[TextNode]:
         return self.docstore.get_chunks(self.collection, list(chunk_ids))
 
+    @property
+    def budget(self) -> int:
+        """The most sources an answer may carry: `top_k`, else the configured default."""
+        return int(self.top_k or self.factory.settings.rerank_top_n)
+
     def postprocessors(self) -> list[BaseNodePostprocessor]:
         return list(self.factory.postprocessors(self.collection, self.top_k))
 

@@ -51,9 +51,7 @@ class PagesEngine(ToolEngine):
             spans = [Span(None, 1, 10**6)]
         candidates = self._in_spans(query, spans, exclude=set(anchors))
         anchor_nodes = self._anchor_nodes(anchors, candidates, query)
-        top_k = (self.context.top_k or self.context.factory.settings.rerank_top_n) - len(
-            anchor_nodes
-        )
+        top_k = self.context.budget - len(anchor_nodes)
         others = [c for c in candidates if c.node.node_id not in anchors]
         ranked = postprocess(others, query, self.context.postprocessors())[: max(top_k, 0)]
         return ToolResult(anchor_nodes + ranked, len(candidates) + len(anchor_nodes), notes)
