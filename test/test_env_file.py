@@ -68,7 +68,9 @@ def test_main_reads_the_env_file_before_the_settings(
 ) -> None:
     (tmp_path / ".env").write_text("RAG_PARSER=no-such-parser\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RAG_PARSER", raising=False)  # restored to unset afterwards
+    # setenv first so monkeypatch records the variable's state and removes what .env sets
+    monkeypatch.setenv("RAG_PARSER", "pymupdf")
+    monkeypatch.delenv("RAG_PARSER")
     assert main.main(["list"]) == ConfigError.exit_code
     assert "parser is 'no-such-parser'" in capsys.readouterr().err
 
