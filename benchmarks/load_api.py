@@ -152,9 +152,7 @@ async def upload_pdf(client: httpx.AsyncClient, number: int) -> Sample:
     return Sample("upload", ok, seconds, error="" if ok else response.text[:200], job=job)
 
 
-async def one_turn(
-    client: httpx.AsyncClient, target: Target, turn: int, budget: Budget
-) -> Sample:
+async def one_turn(client: httpx.AsyncClient, target: Target, turn: int, budget: Budget) -> Sample:
     question = target.questions[turn % len(target.questions)]
     if turn % 10 == UPLOAD_TURN and budget.uploads > 0:
         budget.uploads -= 1

@@ -113,9 +113,7 @@ def upload(
     return job
 
 
-def wait_for_job(
-    base: str, job_id: str, headers: dict[str, str] | None = None
-) -> dict[str, Any]:
+def wait_for_job(base: str, job_id: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
     """The job once it is done or failed."""
     deadline = time.monotonic() + INGEST_SECONDS
     while time.monotonic() < deadline:

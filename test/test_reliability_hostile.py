@@ -102,8 +102,12 @@ def test_a_hostile_pdf_is_refused_in_one_sentence_and_nothing_is_kept(
         assert message == str(cli_error.value).replace(str(pdf), pdf.name)
     assert engine.ingested == [] and kept_files(tmp_path / "storage") == []
     assert client.get("/v1/models").json()["data"] == [
-        {"id": "demo", "object": "model", "created": pytest.approx(time.time(), abs=60),
-         "owned_by": "citerag"}
+        {
+            "id": "demo",
+            "object": "model",
+            "created": pytest.approx(time.time(), abs=60),
+            "owned_by": "citerag",
+        }
     ]
 
 

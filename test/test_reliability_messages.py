@@ -23,9 +23,7 @@ NO_WORDS = (
     "The question has no words (only control characters, punctuation or symbols); "
     "ask something about the documents in words."
 )
-OVER_LIMIT = (
-    f"A top_k of 100000 is outside 1 to {MAX_TOP_K} sources; ask for {MAX_TOP_K} or fewer."
-)
+OVER_LIMIT = f"A top_k of 100000 is outside 1 to {MAX_TOP_K} sources; ask for {MAX_TOP_K} or fewer."
 WORDLESS = ["\x00\x00\x00", "\x00 \x1b \x07 -- ?", "?!? ...", "\u00a0\x7f\x85"]
 
 

@@ -133,8 +133,10 @@ def test_no_name_parameter_of_any_route_lets_a_traversal_name_through(
                 message = response.json().get("error", {}).get("message", "")
                 refused = 400 <= response.status_code < 500 and response.status_code != 401
                 if not refused or not message.endswith("."):
-                    let_through.append(f"{method} {route.path} {parameter}={hostile!r}: "
-                                       f"{response.status_code} {response.text[:80]}")
+                    let_through.append(
+                        f"{method} {route.path} {parameter}={hostile!r}: "
+                        f"{response.status_code} {response.text[:80]}"
+                    )
     assert let_through == []
     assert len(tried) >= 14, sorted(tried)  # each name parameter of each route was tried
     assert engine.asked == [] and engine.ingested == []

@@ -574,4 +574,6 @@ def test_the_total_line_says_where_the_time_went_largest_first() -> None:
 
     totals = ShelfTotals(2, 2, 0, 0, 10, 20, 10, 12.0, {"parse": 3.0, "embed": 8.25})
     line = format_totals(totals, "lib")
-    assert line.endswith("; embed 8.2 s, parse 3.0 s") or line.endswith("; embed 8.3 s, parse 3.0 s")
+    assert line.endswith("; embed 8.2 s, parse 3.0 s") or line.endswith(
+        "; embed 8.3 s, parse 3.0 s"
+    )

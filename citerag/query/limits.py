@@ -40,8 +40,7 @@ def checked_top_k(top_k: int | None) -> int | None:
     """`top_k` when it is 1 to MAX_TOP_K (None: the configured default)."""
     if top_k is not None and not 1 <= top_k <= MAX_TOP_K:
         raise InputError(
-            f"A top_k of {top_k} is outside 1 to {MAX_TOP_K} sources; ask for {MAX_TOP_K} "
-            "or fewer."
+            f"A top_k of {top_k} is outside 1 to {MAX_TOP_K} sources; ask for {MAX_TOP_K} or fewer."
         )
     return top_k
 

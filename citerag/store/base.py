@@ -75,6 +75,7 @@ class DocStore(Protocol):
         """The collections holding at least one ready document (one being ingested, or left
         pending by a crash, does not make its collection exist)."""
         ...
+
     def close(self) -> None: ...
 
 
