@@ -53,6 +53,26 @@ COLLECTION = "library"
 KS = (1, 5, 10)
 TOP_K = 10
 OUT = RESULTS / "library.md"
+# Levers tried while making ingest faster, measured once with throwaway scripts on the same
+# library (not re-run by this benchmark): what each cost or gained, and why it was left out.
+LEVER_NOTES = [
+    "Levers measured once during development (not re-run by this script):",
+    "- Kept: ONNX Runtime for the embedder (float32: PyTorch's vectors to 1e-6; the rows above "
+    "give its speed beside PyTorch's), every distinct sentence encoded once per document, and "
+    "the next file parsed in a background process while the current one is embedded (the "
+    "'parse' stage above is the time the main process still waited for it).",
+    "- Rejected: page-head vectors as the mean of the page's first sentences' vectors instead "
+    "of a second encoding of the head (would save about a third of the embedding): page-head "
+    "ranking alone fell from hit@5 0.72 to 0.58 on the 10-K questions and from 0.64 to 0.47 on "
+    "the MMLongBench-Doc dev questions.",
+    "- Rejected: PyMuPDF's table finder run on bands of strokes instead of the whole page: "
+    "79.6 s to 72.0 s of table finding over the 404 pages with strokes, but 41 of those pages' "
+    "tables changed.",
+    "- No gain: encoding sentences in batches of 32, 256 or 1024 instead of 64 (within the "
+    "noise of a shared machine, 1024 slower).",
+    "- Not the default: `onnx-int8` ingests fastest (row above) but moves every vector (cosine "
+    "about 0.99 to float32); see its own run for its hits before choosing it.",
+]
 Place = tuple[str, int]  # (document name, 1-based page)
 Retrieve = Callable[[str], list[Place]]
 
