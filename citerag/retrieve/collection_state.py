@@ -15,15 +15,18 @@ head vector), plus the keyword index's own (bm25s files: its segments are held i
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
+from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.pages import PageKey, page_texts
 from citerag.store.base import DocStore
@@ -81,6 +84,7 @@ class CollectionState:
         self.places = Places(ordered, index)
         self.pages = _page_set(ordered)
         self._page_of_key = {key.id: key for key in self.pages.keys}
+        self._values: dict[str, dict[str, set[str]]] = {}  # list field -> value -> chunk ids
 
     @property
     def is_empty(self) -> bool:
@@ -96,6 +100,26 @@ class CollectionState:
             for v in p.get(ENTITIES) or []
         }
         return tuple(sorted(values))
+
+    def matching(self, filters: MetadataFilters, pool: Collection[str] | None = None) -> set[str]:
+        """Chunk ids (among `pool`, default all) whose place matches `filters`. Filters on the
+        enrichment lists (years, entities) are read from per-field inverted indexes built once
+        per snapshot, so a question with a year costs no pass over every chunk."""
+        found = indexed_matches(filters, self._value_index)
+        if found is not None:
+            return found if pool is None else found & set(pool)
+        source = self.places.keys() if pool is None else pool
+        return {cid for cid in source if matches(self.places[cid], filters)}
+
+    def _value_index(self, key: str) -> dict[str, set[str]]:
+        if key not in self._values:
+            index: dict[str, set[str]] = defaultdict(set)
+            for doc in self.docs.values():
+                for chunk_id, place in doc.places.items():
+                    for value in place.get(key) or []:
+                        index[str(value).casefold()].add(chunk_id)
+            self._values[key] = dict(index)
+        return self._values[key]
 
     @property
     def versions(self) -> dict[str, float]:

@@ -84,6 +84,33 @@ def matches(metadata: Mapping[str, Any], filters: MetadataFilters | None) -> boo
     return all(results)
 
 
+_UNION_OPERATORS = frozenset({FilterOperator.ANY, FilterOperator.IN})
+_ALL_OPERATORS = frozenset({FilterOperator.EQ, FilterOperator.CONTAINS, FilterOperator.ALL})
+ValueIndex = Callable[[str], Mapping[str, set[str]]]  # list field -> folded value -> chunk ids
+
+
+def indexed_matches(filters: MetadataFilters, index: ValueIndex) -> set[str] | None:
+    """The chunk ids `filters` match, read from inverted indexes of the list fields, or None
+    when the filters need more than that (another field, operator or condition): then every
+    place is checked with `matches`. Same result as `matches`, without visiting each chunk."""
+    if filters.condition not in (None, FilterCondition.AND) or not filters.filters:
+        return None
+    found: set[str] | None = None
+    for item in filters.filters:
+        if not isinstance(item, MetadataFilter) or item.key not in LIST_FIELDS:
+            return None
+        if item.operator not in _UNION_OPERATORS | _ALL_OPERATORS:
+            return None
+        by_value = index(item.key)
+        groups = [by_value.get(v, set()) for v in _folded(_as_list(item.value))]
+        if item.operator in _UNION_OPERATORS:
+            ids = set().union(*groups)
+        else:
+            ids = set.intersection(*groups) if groups else set()
+        found = ids if found is None else found & ids
+    return found
+
+
 def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[str] | None]:
     """The page range and document ids that every match must satisfy (top-level AND only)."""
     if filters is None or filters.condition not in (None, FilterCondition.AND):

@@ -25,7 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.retrieve.collection_state import CollectionState, PageKey
-from citerag.retrieve.filters import check_filters, matches, pushdown
+from citerag.retrieve.filters import check_filters, pushdown
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.retrieve.query_terms import filing_terms, keyword_query
 from citerag.store.base import DocStore, VectorIndex
@@ -111,7 +111,7 @@ class HybridRetriever(BaseRetriever):
     def _allowed_chunks(self) -> set[str] | None:
         if self._filters is None or not self._filters.filters:
             return None
-        return {cid for cid, place in self._state.places.items() if matches(place, self._filters)}
+        return self._state.matching(self._filters)
 
     def _dense(
         self,

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from citerag.retrieve.filters import matches
 from citerag.retrieve.hybrid import HybridRetriever
 
 MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
@@ -62,8 +61,6 @@ class ListFilteredRetriever(HybridRetriever):
         nothing matches."""
         if filters is None or not filters.filters:
             return None
-        places = self._state.places
-        pool = places.keys() if allowed is None else allowed
-        wanted = {cid for cid in pool if matches(places[cid], filters)}
+        wanted = self._state.matching(filters, allowed)
         self.matched[kind] = len(wanted)
         return wanted or None

@@ -1,0 +1,96 @@
+"""Filters on enrichment lists read from the collection state's inverted indexes give exactly
+what checking every chunk's place gives, for every operator the indexes serve and for the ones
+they hand back to the scan."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
+
+from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.doc_state import DocState
+from citerag.retrieve.filters import matches
+
+YEARS = ["2019", "2020", "2021"]
+NAMES = ["Netflix", "Microsoft", "Paul Graham", "Viaweb"]
+
+
+def _state(seed: int) -> CollectionState:
+    rng = random.Random(seed)
+    docs = {}
+    for d in range(3):
+        places = {
+            f"d{d}-c{c}": {
+                "doc_id": f"d{d}",
+                "page": c // 3 + 1,
+                "years": rng.sample(YEARS, rng.randint(0, 2)),
+                "entities": [n.upper() if rng.random() < 0.3 else n for n in rng.sample(NAMES, 2)],
+            }
+            for c in range(30)
+        }
+        docs[f"d{d}"] = DocState(f"d{d}", 1.0, places, (), {}, frozenset(), None)
+    return CollectionState("c", docs, keywords=None)  # type: ignore[arg-type]
+
+
+FILTERS = [
+    MetadataFilters(
+        filters=[MetadataFilter(key="years", value=["2020"], operator=FilterOperator.ANY)]
+    ),
+    MetadataFilters(
+        filters=[
+            MetadataFilter(key="years", value=["2019", "2021"], operator=FilterOperator.ANY),
+            MetadataFilter(key="entities", value="netflix", operator=FilterOperator.EQ),
+        ],
+        condition=FilterCondition.AND,
+    ),
+    MetadataFilters(
+        filters=[
+            MetadataFilter(
+                key="entities", value=["Viaweb", "Paul Graham"], operator=FilterOperator.ALL
+            )
+        ]
+    ),
+    MetadataFilters(
+        filters=[MetadataFilter(key="years", value=["1999"], operator=FilterOperator.IN)]
+    ),
+    # Not served by the indexes: the scan answers.
+    MetadataFilters(
+        filters=[MetadataFilter(key="years", value=["2020"], operator=FilterOperator.NIN)]
+    ),
+    MetadataFilters(filters=[MetadataFilter(key="page", value=3, operator=FilterOperator.LTE)]),
+    MetadataFilters(
+        filters=[
+            MetadataFilter(key="years", value=["2020"], operator=FilterOperator.ANY),
+            MetadataFilter(key="entities", value=["Netflix"], operator=FilterOperator.ANY),
+        ],
+        condition=FilterCondition.OR,
+    ),
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("filters", FILTERS)
+def test_indexed_filters_match_what_a_scan_matches(seed: int, filters: MetadataFilters) -> None:
+    state = _state(seed)
+    scanned = {cid for cid, place in state.places.items() if matches(place, filters)}
+    assert state.matching(filters) == scanned
+    pool = set(list(state.places)[::2])
+    assert state.matching(filters, pool) == scanned & pool
+
+
+def test_a_year_filter_matches_case_blind_and_only_chunks_that_hold_it() -> None:
+    state = _state(7)
+    found = state.matching(
+        MetadataFilters(
+            filters=[MetadataFilter(key="entities", value="NETFLIX", operator=FilterOperator.EQ)]
+        )
+    )
+    assert found
+    assert all("netflix" in {e.casefold() for e in state.places[c]["entities"]} for c in found)
