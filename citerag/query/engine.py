@@ -20,10 +20,9 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
+from citerag.answer.compose import extractive_from_nodes
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source, sources_from_nodes
-from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.errors import InputError
-from citerag.nodes import HIGHLIGHTS
 from citerag.retrieve.rerank import RerankPostprocessor
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
@@ -85,18 +84,8 @@ class CitedQueryEngine(BaseQueryEngine):
         if self._answerer is not None and sources:
             result = self._answerer.answer(question, sources)
             return normalize_citations(result.text, sources), result.model, result.tokens_used
-        candidates = [
-            ExtractiveCandidate(
-                source.citation_number,
-                source.page_number,
-                int(h["startOffset"]),
-                str(h["text"]),
-                float(h.get("score", 0.0)),
-            )
-            for source, scored in zip(sources, nodes, strict=True)
-            for h in scored.node.metadata.get(HIGHLIGHTS, [])
-        ]
-        return extractive_answer(candidates), EXTRACTIVE_MODEL, 0
+        numbered = [(s.citation_number, n) for s, n in zip(sources, nodes, strict=True)]
+        return extractive_from_nodes(question, numbered), EXTRACTIVE_MODEL, 0
 
 
 def answer_from_response(response: Response) -> AnswerResult:
