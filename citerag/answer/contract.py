@@ -54,6 +54,9 @@ class AnswerMetadata:
     num_chunks_retrieved: int = 0
     reranked: bool = False
     sub_questions: list[Any] = field(default_factory=list)
+    numbers_checked: int = 0  # numbers of the answer looked for in its cited sources
+    # those not found: {"number", "claim", "citations"} each (`citerag.answer.number_check`)
+    unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,8 @@ class AnswerMetadata:
             "numChunksRetrieved": self.num_chunks_retrieved,
             "reranked": self.reranked,
             "subQuestions": list(self.sub_questions),
+            "numbersChecked": self.numbers_checked,
+            "unsupportedNumbers": list(self.unsupported_numbers),
         }
 
 

@@ -7,6 +7,7 @@ Pure regular expressions compiled once: cheap enough to run on every answer.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -99,6 +100,8 @@ def _quantity(match: re.Match[str]) -> Quantity:
 def same_figure(claimed: Quantity, written: Quantity) -> bool:
     """Whether `claimed` states the figure `written` shows, at the precision `claimed` is written
     in: "1,577" in a table in millions is "$1.6 billion" and "1577"; a year only equals itself."""
+    if not (math.isfinite(claimed.value) and math.isfinite(written.value)):
+        return False  # hundreds of digits: no figure to compare
     if claimed.is_year or written.is_year:
         return claimed.mantissa == written.mantissa and claimed.is_year == written.is_year
     return any(
@@ -115,6 +118,8 @@ def _rounds_to(value: float, mantissa: float, decimals: int) -> bool:
 def within_tolerance(found: Quantity, reference: Quantity, tolerance: float) -> bool:
     """Whether two figures agree within a relative `tolerance`, at any of the usual scales
     ("$24,996,056 thousand" and "24,996,056" and "$25.0 billion" agree at 1%)."""
+    if not (math.isfinite(found.value) and math.isfinite(reference.value)):
+        return False
     if found.is_year or reference.is_year:
         return found.mantissa == reference.mantissa
     target = reference.value
