@@ -156,4 +156,5 @@ def test_contract_sources_keep_only_highlights_that_round_trip() -> None:
     assert first["boxes"] == [{"page": 4, "x0": 1.0, "y0": 2.0, "x1": 3.0, "y1": 4.0}]
     assert (first["documentName"], first["pageNumber"], first["title"]) == ("x.pdf", 4, "Overview")
     assert set(data["metadata"]) == {"processingTime", "model", "tokensUsed", "retrievalMethod",
-                                     "numChunksRetrieved", "reranked", "subQuestions"}
+                                     "numChunksRetrieved", "reranked", "subQuestions",
+                                     "numbersChecked", "unsupportedNumbers"}
