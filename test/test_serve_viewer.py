@@ -61,12 +61,7 @@ def test_ask_click_the_first_citation_and_see_its_boxed_page(base: str, browser:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(base + "/")
-    page.wait_for_selector("#collection option[value='demo']", state="attached")
-    page.select_option("#collection", "demo")
-    page.fill("#question", QUESTION)
-    page.click("#ask")
-    page.wait_for_selector("body[data-state='answered']", timeout=TIMEOUT_MS)
+    _ask(page, base, QUESTION)
 
     answer = page.inner_text("#answer")
     assert "[1]" in answer

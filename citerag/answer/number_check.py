@@ -18,7 +18,7 @@ from typing import Protocol
 
 from citerag.answer.citations import cited_numbers
 from citerag.answer.contract import AnswerResult
-from citerag.answer.numbers import Quantity, any_figure, quantities
+from citerag.answer.numbers import Quantity, any_figure, figure_index, quantities
 
 # A claim ends at its sentence's end and the markers right after it ("... 0.97. [1] Next").
 _CLAIM_END = re.compile(r"[.!?][\"”’)]?(?:[ \t]*\[\d+\])*(?=\s+|$)|\n+")
@@ -55,7 +55,6 @@ def check_numbers(question: str, answer: str, sources: Sequence[CitableSource]) 
     answer_cites = [n for n in cited_numbers(answer) if n in by_number]
     fallback = tuple(answer_cites or by_number)
     given = quantities(question, skip_references=False)
-    written: dict[int, list[Quantity]] = {}
     checked = 0
     unsupported: list[UnsupportedNumber] = []
     for claim in _claims(answer):
@@ -64,7 +63,7 @@ def check_numbers(question: str, answer: str, sources: Sequence[CitableSource]) 
             if any_figure(number, given):
                 continue
             checked += 1
-            if not any(_holds(by_number[n], number, written) for n in cites):
+            if not any(_holds(by_number[n], number) for n in cites):
                 unsupported.append(UnsupportedNumber(number.text, claim.strip(), cites))
     return NumberCheck(checked, tuple(unsupported))
 
@@ -87,9 +86,5 @@ def _claims(answer: str) -> list[str]:
     return [c for c in claims if c.strip()]
 
 
-def _holds(source: CitableSource, number: Quantity, written: dict[int, list[Quantity]]) -> bool:
-    if number.text in source.content:
-        return True
-    if source.citation_number not in written:
-        written[source.citation_number] = quantities(source.content, skip_references=False)
-    return any_figure(number, written[source.citation_number])
+def _holds(source: CitableSource, number: Quantity) -> bool:
+    return number.text in source.content or figure_index(source.content).holds(number)

@@ -7,6 +7,8 @@ Pure regular expressions compiled once: cheap enough to run on every answer.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -134,3 +136,43 @@ def within_tolerance(found: Quantity, reference: Quantity, tolerance: float) -> 
 
 def any_figure(claimed: Quantity, written: Iterable[Quantity]) -> bool:
     return any(same_figure(claimed, other) for other in written)
+
+
+class FigureIndex:
+    """The figures of one text, searchable as `same_figure` compares them: a claimed figure is
+    looked up by bisection in each scale's window rather than against every number."""
+
+    def __init__(self, years: set[float], values: list[float]) -> None:
+        self._years = years
+        self._values = sorted(values)
+
+    def holds(self, claimed: Quantity) -> bool:
+        if not math.isfinite(claimed.value):
+            return False
+        if claimed.is_year:
+            return claimed.mantissa in self._years
+        half = 0.5 * 10.0**-claimed.decimals + 1e-9 * max(1.0, claimed.mantissa)
+        low, high = claimed.mantissa - half, claimed.mantissa + half
+        for factor in SCALES:
+            start = bisect.bisect_left(self._values, low * claimed.scale / factor)
+            if start < len(self._values) and self._values[start] <= high * claimed.scale / factor:
+                return True
+        return False
+
+
+@functools.lru_cache(maxsize=256)
+def figure_index(text: str) -> FigureIndex:
+    """Every figure of `text` (labels included), indexed; cached, since the same chunks are
+    cited again and again. Reads the matches directly: a source can hold hundreds of numbers."""
+    years: set[float] = set()
+    values: list[float] = []
+    for match in _NUMBER.finditer(text):
+        digits = match.group("digits")
+        mantissa = float(digits.replace(",", ""))
+        scale_word = (match.group("scale") or match.group("short") or "").lower()
+        plain = not (scale_word or match.group("percent") or match.group("currency"))
+        if plain and "," not in digits and "." not in digits and 1900 <= mantissa <= 2100:
+            years.add(mantissa)
+        elif math.isfinite(mantissa):
+            values.append(mantissa * SCALE_WORDS.get(scale_word, 1.0))
+    return FigureIndex(years, values)

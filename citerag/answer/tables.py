@@ -10,8 +10,10 @@ table and the chunk's stored table context.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from citerag.answer.numbers import Quantity, quantities
 
@@ -75,13 +77,17 @@ class Table:
     def section_of(self, row: Row) -> str:
         """The label row above `row` ("Operating Income" over segment rows), else the line just
         above the table ("Revenue")."""
-        section = ""
-        for other in self.rows:
-            if other is row:
-                break
-            if other.label and not any(other.value_at(p) for p in range(len(other.cells))):
-                section = other.label
-        return section or self.above
+        return self._sections.get(row.start, "") or self.above
+
+    @cached_property
+    def _sections(self) -> dict[int, str]:
+        sections: dict[int, str] = {}
+        current = ""
+        for row in self.rows:
+            sections[row.start] = current
+            if row.label and not any(row.value_at(p) for p in range(len(row.cells))):
+                current = row.label
+        return sections
 
     @property
     def scale_word(self) -> str:
@@ -136,6 +142,7 @@ def _sparse(cells: tuple[str, ...]) -> bool:
     return any(not c for c in cells)
 
 
+@functools.lru_cache(maxsize=8192)
 def numeric_cell(cell: str) -> Quantity | None:
     """The number a cell holds when the cell is only a number ("$ 24,996,056", "(497,923)",
     "14 %", "0.97"); None for labels and dashes."""
