@@ -21,6 +21,7 @@ from citerag.answer.tables import Row, Table, is_per_share, tables_in
 MAX_TABLE_SOURCES = 3  # the best few sources are read for tables, never more
 MIN_LABEL_SHARE = 0.5  # a row's label must share more than this part of its terms
 PREFIX = 6  # letters of a stemmed term compared
+_NO_COLUMN = -1  # the question names a period the table does not have
 
 _HIGHEST = re.compile(r"\b(highest|largest|most|greatest|maximum|biggest|top)\b", re.I)
 _LOWEST = re.compile(r"\b(lowest|smallest|least|fewest|minimum)\b", re.I)
@@ -81,8 +82,8 @@ def answer_from_tables(question: str, sources: Sequence[TableSource]) -> TableAn
     ]
     if not found:
         return None
-    answer = _ranked_answer(asked, found) if asked.extreme or asked.bound else None
-    answer = answer or (None if asked.extreme or asked.bound else _lookup_answer(asked, found))
+    ranked = bool(asked.extreme or asked.bound)
+    answer = _ranked_answer(asked, found) if ranked else _lookup_answer(asked, found)
     if answer is not None:
         return answer
     number = found[0][0]
@@ -100,7 +101,8 @@ def _table_highlighted(source: TableSource) -> bool:
 def _read_question(question: str) -> _Question:
     highest, lowest = _HIGHEST.search(question), _LOWEST.search(question)
     extreme = "highest" if highest else "lowest" if lowest else ""
-    word = (highest or lowest).group(1).lower() if (highest or lowest) else ""  # type: ignore[union-attr]
+    superlative = highest or lowest
+    word = superlative.group(1).lower() if superlative else ""
     bound: tuple[str, Quantity] | None = None
     for direction, pattern in (("above", _ABOVE), ("below", _BELOW)):
         match = pattern.search(question)
@@ -130,9 +132,6 @@ def _lookup_answer(asked: _Question, found: Sequence[tuple[int, Table]]) -> Tabl
         return None
     _, number, table, row, column = best
     return TableAnswer(_cell_sentence(table, row, column, number), True, {number: [row]})
-
-
-_NO_COLUMN = -1  # the question names a period this table does not have
 
 
 def _column(asked: _Question, table: Table) -> int | None:
