@@ -29,6 +29,10 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if not {"-v", "--verbose"} & set(sys.argv[1:]):
+    # gRPC's C core (under pymilvus) prints keepalive notes ("too_many_pings") on stderr
+    # during long ingests; read when the library loads, so set before any import of it.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from citerag.cli_output import (  # noqa: E402
     StageBar,
