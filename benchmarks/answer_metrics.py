@@ -3,9 +3,9 @@ citations by the pages they point to.
 
 - numeric match: the reference's figure is its first number ("$24,996,056 thousand (about $25.0
   billion)" → 24,996,056 thousand); an answer matches when its *first* number (numbers the
-  question states left out) agrees within `TOLERANCE` (relative, at any of the scales 1, 10³,
-  10⁶, 10⁹, so "$25.0 billion" and "24,996,056" both agree); "any" counts a match anywhere in
-  the answer, which flatters answers that quote many numbers.
+  question states and the days of dates left out) agrees within `TOLERANCE` (relative, at any
+  of the scales 1, 10³, 10⁶, 10⁹, so "$25.0 billion" and "24,996,056" both agree); "any"
+  counts a match anywhere in the answer, which flatters answers that quote many numbers.
 - text match: the reference, lower-cased with punctuation and articles dropped, appears in the
   answer normalized alike; a list reference matches when every item does.
 - citation precision: the share of the cited sources whose page is an evidence page.
@@ -24,6 +24,11 @@ TOLERANCE = 0.01
 _MARKER = re.compile(r"\[\d+\]")
 _NON_WORD = re.compile(r"[^\w%]+")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+# "December 31, 2020": the day is part of a date, not a figure an answer states.
+_DATE_DAY = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\s+\d{1,2}\b(?:,?\s+\d{4}\b)?"
+)
 
 
 def reference_figure(reference: str) -> Quantity | None:
@@ -34,7 +39,7 @@ def reference_figure(reference: str) -> Quantity | None:
 def answer_figures(question: str, answer: str) -> list[Quantity]:
     """The answer's numbers in order, without citation markers and the question's own numbers."""
     given = quantities(question, skip_references=False)
-    text = _MARKER.sub(" ", answer)
+    text = _DATE_DAY.sub(" ", _MARKER.sub(" ", answer))
     return [q for q in quantities(text) if not any_figure(q, given)]
 
 

@@ -59,6 +59,9 @@ FINANCE_QA = EVAL / "finance" / "finance_qa.json"
 MMLB_QA = EVAL / "mmlongbench_dev" / "questions.json"
 RESULTS = PROJECT / "benchmarks" / "results"
 PROJECT_NAME = "project"
+# The stock retrievers' usual depth: their best chunk is their first of ten (with one, a fusion
+# of two one-item lists is a tie that the dense list always wins).
+STOCK_TOP_K = 10
 _STARTS_WITH_NUMBER = re.compile(r"^(?:about|approximately|roughly|up|no\.)?\s*[$]?\d", re.I)
 
 
@@ -205,7 +208,7 @@ def _stock_answerer(baseline: StockBaseline, embed_model: Any) -> Callable[[Ques
 
     def answer(question: Question) -> Answer:
         started = time.perf_counter()
-        hits = baseline.retrieve(question.question, question.document, 1)
+        hits = baseline.retrieve(question.question, question.document, STOCK_TOP_K)
         if not hits:
             return Answer("", (), False, time.perf_counter() - started)
         sentences = [s.strip() for s in split(hits[0].text) if s.strip()] or [hits[0].text]

@@ -26,6 +26,11 @@ def test_years_the_question_states_and_citation_markers_are_not_the_answers_numb
     assert numeric_match(QUESTION, "In 2020 [1], revenues were 24,996,056 [1].", NFLX)[0]
 
 
+def test_the_day_of_a_date_is_not_the_answers_number() -> None:
+    answer = "As of December 31, 2020, we had approximately 9,400 full-time employees [1]."
+    assert numeric_match("How many staff?", answer, "About 9,400 full-time employees")[0]
+
+
 def test_figures_outside_the_tolerance_do_not_match() -> None:
     assert numeric_match(QUESTION, "Revenue was $25.5 billion [1].", NFLX) == (False, False)
     assert numeric_match(QUESTION, "No figure is given [1].", NFLX) == (False, False)

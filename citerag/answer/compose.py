@@ -12,7 +12,7 @@ from llama_index.core.schema import NodeWithScore
 from citerag.answer.extractive import NO_ANSWER, ExtractiveCandidate, extractive_answer
 from citerag.answer.table_answers import TableAnswer, TableSource, answer_from_tables
 from citerag.answer.tables import Row
-from citerag.nodes import HIGHLIGHTS, page_of, table_context_of
+from citerag.nodes import HIGHLIGHTS, block_type_of, doc_name_of, page_of, table_context_of
 
 Numbered = Sequence[tuple[int, NodeWithScore]]  # (citation number, node), as cited
 
@@ -40,6 +40,8 @@ def _table_source(number: int, scored: NodeWithScore) -> TableSource:
         content=scored.node.get_content(),
         table_context=table_context_of(scored.node),
         highlights=[str(h["text"]) for h in highlights],
+        has_table=block_type_of(scored.node) == "table",
+        document_name=doc_name_of(scored.node),
     )
 
 

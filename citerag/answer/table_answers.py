@@ -18,7 +18,7 @@ from citerag.answer.highlights import stem
 from citerag.answer.numbers import Quantity, quantities
 from citerag.answer.tables import Row, Table, is_per_share, tables_in
 
-MAX_TABLE_SOURCES = 3  # the best few sources are read for tables, never more
+MAX_TABLE_SOURCES = 4  # the best few sources are read for tables, never more
 MIN_LABEL_SHARE = 0.5  # a row's label must share more than this part of its terms
 PREFIX = 6  # letters of a stemmed term compared
 _NO_COLUMN = -1  # the question names a period the table does not have
@@ -37,6 +37,16 @@ _BELOW = re.compile(
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _TOTAL = re.compile(r"^total\b", re.I)
+_EXCLUDING = re.compile(r"\b(?:excluding|except|other than|not including)\s+(?:the\s+)?([\w\s-]+)")
+# Filing abbreviations a question uses for a row label's words.
+_ABBREVIATIONS = {
+    "eps": "earnings per share",
+    "capex": "capital expenditures",
+    "r&d": "research and development",
+    "sg&a": "selling general and administrative",
+}
+_GENERIC_LABELS = frozenset({"total", "other", "net", "subtot"})
+_ABBREVIATION = re.compile(r"\b(?:eps|capex|r&d|sg&a)\b", re.I)
 _WORD = re.compile(r"\w+")
 _FUNCTION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "per"}
@@ -53,6 +63,8 @@ class TableSource:
     content: str
     table_context: str = ""
     highlights: Sequence[str] = ()  # the texts highlighted on it, best first
+    has_table: bool = False  # the chunk holds a table (its block type), highlighted or not
+    document_name: str = ""  # its words ("Netflix") name no row: every row is the company's
 
 
 @dataclass
@@ -69,15 +81,19 @@ class _Question:
     extreme: str  # "highest", "lowest" or ""
     extreme_word: str
     bound: tuple[str, Quantity] | None  # ("above" | "below", the number)
+    excluded: frozenset[str] = frozenset()  # "excluding the current portion": not these rows
 
 
 def answer_from_tables(question: str, sources: Sequence[TableSource]) -> TableAnswer | None:
-    """The table answer, when a table among the best sources (in rank order) is the evidence."""
-    asked = _read_question(question)
+    """The table answer from the tables of the best sources (in rank order); when none answers
+    and a highlighted table was the evidence, a sentence that says so and cites it."""
+    names = " ".join(re.sub(r"[_\W]+", " ", s.document_name) for s in sources)
+    asked = _read_question(question, _match_terms(names))
+    best = sources[:MAX_TABLE_SOURCES]
     found: list[tuple[int, Table]] = [
         (source.citation_number, table)
-        for source in sources[:MAX_TABLE_SOURCES]
-        if _table_highlighted(source)
+        for source in best
+        if source.has_table or _table_highlighted(source)
         for table in tables_in(source.content, source.table_context)
     ]
     if not found:
@@ -86,9 +102,12 @@ def answer_from_tables(question: str, sources: Sequence[TableSource]) -> TableAn
     answer = _ranked_answer(asked, found) if ranked else _lookup_answer(asked, found)
     if answer is not None:
         return answer
-    number = found[0][0]
+    top = best[0]
+    if not (top.highlights and top.highlights[0].lstrip().startswith("|")):
+        return None  # the best evidence is not a table: the sentences answer
     return TableAnswer(
-        text=f"No row of the table answers this with confidence; see the table [{number}].",
+        text="No row of the table answers this with confidence; see the table "
+        f"[{top.citation_number}].",
         confident=False,
     )
 
@@ -98,7 +117,7 @@ def _table_highlighted(source: TableSource) -> bool:
     return any(text.lstrip().startswith("|") for text in source.highlights)
 
 
-def _read_question(question: str) -> _Question:
+def _read_question(question: str, names: set[str] | None = None) -> _Question:
     highest, lowest = _HIGHEST.search(question), _LOWEST.search(question)
     extreme = "highest" if highest else "lowest" if lowest else ""
     superlative = highest or lowest
@@ -111,16 +130,20 @@ def _read_question(question: str) -> _Question:
             bound = (direction, found[0])
             break
     years = tuple(dict.fromkeys(_YEAR.findall(question)))
-    ignored = _match_terms(f"{word} highest lowest table")
-    terms = frozenset(_match_terms(question) - ignored)
-    return _Question(terms, years, extreme, word, bound)
+    excluded = frozenset().union(*(_match_terms(m) for m in _EXCLUDING.findall(question)))
+    ignored = _match_terms(f"{word} highest lowest table") | excluded | (names or set())
+    expanded = _ABBREVIATION.sub(
+        lambda m: f"{m.group(0)} {_ABBREVIATIONS[m.group(0).lower()]}", question
+    )
+    terms = frozenset(_match_terms(expanded) - ignored)
+    return _Question(terms, years, extreme, word, bound, excluded)
 
 
 def _lookup_answer(asked: _Question, found: Sequence[tuple[int, Table]]) -> TableAnswer | None:
     """The row the question names, over every table found: the best match wins, the better
     ranked source on a tie; two rows of one table that match equally with different numbers
     answer nothing."""
-    best: tuple[tuple[float, int, int], int, Table, Row, int | None] | None = None
+    best: tuple[tuple[float, int, float], int, Table, Row, int | None] | None = None
     for number, table in found:
         column = _column(asked, table)
         if column == _NO_COLUMN:
@@ -149,21 +172,27 @@ def _column(asked: _Question, table: Table) -> int | None:
 
 def _best_row(
     asked: _Question, table: Table, column: int | None
-) -> tuple[tuple[float, int, int], Row] | None:
-    """The row whose label the question names clearly, with its score (share of the label's
-    terms the question has, terms shared, whether its section is named too)."""
+) -> tuple[tuple[float, int, float], Row] | None:
+    """The row whose label the question names clearly, with its score: terms shared times the
+    share of the label they make ("Cash dividends declared per common share" over a bare
+    "Total"), then whether its section is named too, then that share."""
     if not asked.terms:
         return None
-    scored: list[tuple[tuple[float, int, int], Row]] = []
+    scored: list[tuple[tuple[float, int, float], Row]] = []
     for row in table.rows:
         if not row.label or not _has_value(row, column):
             continue
         label_terms = _match_terms(row.label)
+        if label_terms & asked.excluded:
+            continue
         shared = label_terms & asked.terms
         if not label_terms or len(shared) / len(label_terms) <= MIN_LABEL_SHARE:
             continue
         section = bool(_match_terms(table.section_of(row)) & asked.terms)
-        scored.append(((len(shared) / len(label_terms), len(shared), int(section)), row))
+        if len(shared) < 2 and not section and not _whole_label(label_terms, shared):
+            continue  # one word in common needs the label to be that word, or its section
+        precision = len(shared) / len(label_terms)
+        scored.append(((len(shared) * precision, int(section), precision), row))
     if not scored:
         return None
     scored.sort(key=lambda s: s[0], reverse=True)
@@ -172,6 +201,11 @@ def _best_row(
     if any(_cells(row, column) != _cells(top_row, column) for row in rivals):
         return None  # two rows answer equally well with different numbers: do not guess
     return top_score, top_row
+
+
+def _whole_label(label_terms: set[str], shared: set[str]) -> bool:
+    """A one-word label the question names ("Revenues"), unless the word says nothing alone."""
+    return label_terms == shared and not label_terms & _GENERIC_LABELS
 
 
 def _match_terms(text: str) -> set[str]:
