@@ -123,6 +123,34 @@ def test_a_source_whose_table_was_not_highlighted_is_no_table_evidence() -> None
     assert answer_from_tables("What were the revenues in 2019?", [source]) is None
 
 
+def test_a_table_chunk_answers_even_unhighlighted_but_says_nothing_when_it_cannot() -> None:
+    prose = TableSource(1, "Netflix has offices in Los Gatos.", "", ["Netflix has offices."])
+    table = TableSource(2, STATEMENT, "", ["CONSOLIDATED STATEMENTS"], has_table=True)
+    found = answer_from_tables("What were the revenues in 2019?", [prose, table])
+    assert found is not None and found.text == "Revenues (2019): $20,156,447 thousand [2]."
+    assert answer_from_tables("Where are the offices?", [prose, table]) is None
+
+
+def test_the_companys_name_a_generic_label_or_an_excluded_row_is_not_a_match() -> None:
+    subsidiaries = "|Subsidiary|Owned %|\n|---|---|\n|Netflix G.K.|100|\n|Netflix Ltd.|100|"
+    source = TableSource(1, subsidiaries, "", ["|Netflix G.K.|100|"], document_name="NETFLIX.pdf")
+    found = answer_from_tables("What legal claims does Netflix face?", [source])
+    assert found is not None and not found.confident
+    debt = (
+        "|June 30,|2021|2020|\n|---|---|---|\n|Current portion of long-term debt|8,072|3,749|\n"
+        "|Long-term debt|50,074|59,578|\n|Total|58,146|63,327|"
+    )
+    question = "How much long-term debt, excluding the current portion, was there in 2021?"
+    assert _answer(question, debt) == "Long-term debt (2021): 50,074 [1]."
+    assert not _answer("What was the total in 2021?", debt).startswith("Total")
+
+
+def test_an_abbreviation_names_the_row_its_words_spell() -> None:
+    """ "EPS" is "earnings per share": the Diluted row under it, not the diluted share count."""
+    shares = STATEMENT + "\n|Weighted-average shares:||||\n|Diluted|462,858|454,487|451,244|"
+    assert _answer("What was diluted EPS in 2019?", shares) == "Diluted (2019): $4.13 [1]."
+
+
 def test_rows_keep_exact_offsets() -> None:
     (table,) = tables_in(STATEMENT)
     for row in table.rows:

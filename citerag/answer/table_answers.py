@@ -175,7 +175,7 @@ def _best_row(
 ) -> tuple[tuple[float, int, float], Row] | None:
     """The row whose label the question names clearly, with its score: terms shared times the
     share of the label they make ("Cash dividends declared per common share" over a bare
-    "Total"), then whether its section is named too, then that share."""
+    "Total"), then how many words of its section the question names, then that share."""
     if not asked.terms:
         return None
     scored: list[tuple[tuple[float, int, float], Row]] = []
@@ -188,11 +188,11 @@ def _best_row(
         shared = label_terms & asked.terms
         if not label_terms or len(shared) / len(label_terms) <= MIN_LABEL_SHARE:
             continue
-        section = bool(_match_terms(table.section_of(row)) & asked.terms)
+        section = len(_match_terms(table.section_of(row)) & asked.terms)
         if len(shared) < 2 and not section and not _whole_label(label_terms, shared):
             continue  # one word in common needs the label to be that word, or its section
         precision = len(shared) / len(label_terms)
-        scored.append(((len(shared) * precision, int(section), precision), row))
+        scored.append(((len(shared) * precision, section, precision), row))
     if not scored:
         return None
     scored.sort(key=lambda s: s[0], reverse=True)
