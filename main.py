@@ -6,7 +6,10 @@ python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
 python main.py query TEXT --mode single ...                     # one retrieval, no sub-questions
+python main.py query TEXT --history FILE ...                    # a follow-up to earlier turns
+python main.py chat [--collection NAME] [--mode MODE] [--json]  # a conversation, a line a turn
 python main.py tree DOC [--collection NAME] [--json] [--summarize]  # a document's section tree
+python main.py tree DOC --import tree.json                      # store PageIndex's tree for DOC
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
@@ -41,7 +44,9 @@ from citerag.cli_output import (  # noqa: E402
     format_file_result,
     format_totals,
 )
+from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
+from citerag.query.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
@@ -80,6 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default); single: one retrieval over the whole question; tree: 5 sections per file",
     )
     query.add_argument("--top-k-files", type=positive_int, default=3, help="files (tree mode)")
+    query.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="earlier turns (JSON chat messages, or one earlier question a line): the question "
+        "is condensed from them into a standalone one",
+    )
+
+    chat = commands.add_parser("chat", help="a conversation: each line of input is a turn")
+    add_target_arguments(chat)
+    chat.add_argument("--mode", choices=MODES, default="hybrid")
+    chat.add_argument("--json", action="store_true", help="one answer contract (JSON) a line")
 
     tree = commands.add_parser("tree", help="a document's section tree (PageIndex JSON)")
     tree.add_argument("name", help="the document's file name, as `list` shows it")
@@ -89,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--summarize",
         action="store_true",
         help="ask the configured LLM for the section summaries and store them",
+    )
+    tree.add_argument(
+        "--import",
+        dest="import_file",
+        type=Path,
+        default=None,
+        metavar="TREE_JSON",
+        help="store PageIndex's JSON (made elsewhere) as the document's tree for tree mode",
     )
 
     listing = commands.add_parser("list", help="documents per collection and their chunk counts")
@@ -319,7 +344,13 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def run_query(args: argparse.Namespace) -> int:
+    from citerag.query.conversation import read_history_file
+
     questions = _questions(args)
+    history = read_history_file(args.history) if args.history is not None else []
+    for question in questions:  # refused before any model loads, as the API refuses them
+        checked_question(question)
+    checked_top_k(args.top_k)
     article, collection = resolve_target(args)
     with open_engine(article) as engine:
         for question in questions:
@@ -331,6 +362,7 @@ def run_query(args: argparse.Namespace) -> int:
                 top_k=args.top_k,
                 page_range=args.pages,
                 top_k_files=args.top_k_files,
+                history=history,
             )
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
@@ -339,13 +371,51 @@ def run_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_tree(args: argparse.Namespace) -> int:
-    from citerag.tree.render import outline_text
-    from citerag.tree.service import resummarize, stored_tree
+def run_chat(args: argparse.Namespace) -> int:
+    """Each line of standard input is the next turn, condensed from the turns before it."""
+    from citerag.query.conversation import ChatTurn
 
     article, collection = resolve_target(args)
+    history: list[ChatTurn] = []
     with open_engine(article) as engine:
-        if args.summarize:
+        for line in _turns(sys.stdin):
+            result = answer_question(engine, line, collection, args.mode, history=history)
+            if args.json:
+                print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
+            else:
+                print(format_answer(line, result), flush=True)
+            history += [ChatTurn("user", line), ChatTurn("assistant", result.answer)]
+    return 0
+
+
+def _turns(stream: Any) -> Iterator[str]:
+    interactive = stream.isatty()
+    while True:
+        if interactive:
+            print("you> ", end="", file=sys.stderr, flush=True)
+        line = stream.readline()
+        if not line:
+            return
+        if line.strip():
+            yield line.strip()
+
+
+def run_tree(args: argparse.Namespace) -> int:
+    from citerag.tree.render import outline_text
+    from citerag.tree.service import import_tree, resummarize, stored_tree
+
+    if args.import_file is not None and args.summarize:
+        raise InputError("Use --import or --summarize, not both; import first, then summarize.")
+    article, collection = resolve_target(args)
+    with open_engine(article) as engine:
+        if args.import_file is not None:
+            imported = import_tree(engine, collection, args.name, args.import_file)
+            tree = imported.tree
+            for fix in imported.fixes:
+                print(f"fixed: {fix}", file=sys.stderr)
+            nodes = len(tree.node_ids())
+            print(f"imported {nodes} nodes from {args.import_file}", file=sys.stderr)
+        elif args.summarize:
             tree, report = resummarize(engine, collection, args.name)
             print(
                 f"summaries: {report.asked} written by the LLM, {report.cached} from the cache, "
@@ -446,6 +516,7 @@ def configure_logging(verbose: bool, level_name: str = "") -> None:
 COMMANDS = {
     "ingest": run_ingest,
     "query": run_query,
+    "chat": run_chat,
     "list": run_list,
     "delete": run_delete,
     "tree": run_tree,
@@ -457,6 +528,7 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        load_env_file()
         configure_logging(args.verbose, os.environ.get(LOG_LEVEL_VARIABLE, ""))
         if args.command is None:
             return run_configured_article()

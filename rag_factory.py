@@ -16,13 +16,16 @@ from llama_index.core.vector_stores.types import MetadataFilters
 import config
 import extraction_schemas
 from citerag.engine import Engine
+from citerag.env_file import load_env_file
 from citerag.query.engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.settings import Settings, settings_from_config
 
 
 def build_settings(article: str | None = None) -> Settings:
-    """`config.py` (with the article's overrides) and the environment, merged and checked."""
+    """`config.py` (with the article's overrides) and the environment (with `.env`'s variables
+    that it lacks), merged and checked."""
+    load_env_file()
     return settings_from_config(config, article)
 
 

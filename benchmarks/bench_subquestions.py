@@ -147,7 +147,7 @@ def compound_recall(engine: Engine, questions: Sequence[dict[str, Any]]) -> dict
         a, time_a = ask(engine, first["query"], "pg", None)
         b, time_b = ask(engine, second["query"], "pg", None)
         compound_text = f"{first['query']} Also, {second['query']}"
-        compound, time_c = ask(engine, compound_text, "pg", None)
+        compound, time_c = ask(engine, compound_text, "pg", None, top_k=20)  # the parts' budget
         single, _ = ask(engine, compound_text, "pg", None, top_k=20, plan=False)
         rows.append(
             {

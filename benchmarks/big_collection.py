@@ -16,7 +16,7 @@ import numpy as np
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.engine import Engine
-from citerag.ingest.vectors import PREVIEW_CHARS
+from citerag.ingest.vectors import PREVIEW_CHARS, chunk_vectors
 from citerag.nodes import (
     DOC_ID,
     DOC_NAME,
@@ -39,7 +39,7 @@ def build_big_collection(
     """Copy every document of `sources` into `target` until it holds `min_chunks` chunks;
     returns each copied chunk's vector by id."""
     by_collection = {c: engine.docstore.ready_chunks(c) for c in sources}
-    vectors = {c: _chunk_vectors(engine, nodes) for c, nodes in by_collection.items()}
+    vectors = {c: _chunk_vectors(engine, c, nodes) for c, nodes in by_collection.items()}
     copies = -(-min_chunks // sum(len(nodes) for nodes in by_collection.values()))
     written: dict[str, np.ndarray] = {}
     for copy in range(copies):
@@ -58,8 +58,10 @@ def drop_collection(engine: Engine, target: str) -> None:
     engine.keywords.drop_collection(target)
 
 
-def _chunk_vectors(engine: Engine, nodes: Sequence[TextNode]) -> np.ndarray:
-    return engine.embedder.embed([n.get_content() for n in nodes])
+def _chunk_vectors(engine: Engine, collection: str, nodes: Sequence[TextNode]) -> np.ndarray:
+    """The vectors ingest stored: each chunk's from its stored sentence vectors."""
+    sentences = engine.docstore.get_sentence_vectors(collection, [n.node_id for n in nodes])
+    return chunk_vectors(engine.embedder, nodes, sentences)
 
 
 def _write_copy(

@@ -59,15 +59,25 @@ def format_totals(totals: ShelfTotals, collection: str) -> str:
         f"total in collection {collection!r}: {totals.files} files ({totals.written} ingested, "
         f"{totals.skipped} skipped, {totals.failed} failed), {totals.pages} pages, "
         f"{totals.chunks} chunks, {totals.seconds:.1f} s, {totals.pages_per_second:.2f} pages/s"
+        + _stage_note(totals.stages)
     )
+
+
+def _stage_note(stages: dict[str, float]) -> str:
+    """Where the ingest time went, e.g. "; parse 40.2 s, embed 120.5 s" (largest first)."""
+    spent = sorted(stages.items(), key=lambda item: -item[1])
+    return "; " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent) if spent else ""
 
 
 def format_answer(question: str, result: Any) -> str:
     """The question, the answer with [N] markers, then each source with its highlights."""
     data = result.to_dict()
-    lines = ["", "=" * WIDTH, f"Q: {question}", "-" * WIDTH]
-    lines += textwrap.wrap(data["answer"], WIDTH) or [""]
     meta = data["metadata"]
+    lines = ["", "=" * WIDTH, f"Q: {question}"]
+    if meta.get("condensedQuestion", question) != question:
+        lines.append(f"   asked as: {meta['condensedQuestion']} ({meta['condenseMethod']})")
+    lines.append("-" * WIDTH)
+    lines += textwrap.wrap(data["answer"], WIDTH) or [""]
     lines += _unsupported_lines(meta.get("unsupportedNumbers", []))
     lines.append(
         f"({meta['model']}, {meta['retrievalMethod']}, reranked={meta['reranked']}, "

@@ -16,8 +16,10 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.answer.number_check import with_number_check
+from citerag.embed.collection_model import check_model, record_model
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
+from citerag.embed.providers import build_embedder
 from citerag.enrich.step import build_enricher
 from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
@@ -25,6 +27,7 @@ from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_ke
 from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
 from citerag.query.factory import QueryFactory
+from citerag.query.limits import check_pages_exist
 from citerag.query.subquestions import CitedSubQuestionEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
@@ -100,7 +103,7 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.keywords = keywords or open_keyword_index(settings, self.vectors)
-        self.embedder = embedder or Embedder(settings.embedding_model)
+        self.embedder = embedder or build_embedder(settings)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
@@ -155,7 +158,15 @@ class Engine:
     ) -> IngestOutcome:
         check_collection_name(collection)
         self.check_collection(collection)
-        return self._ingestor.ingest(path, collection, progress)
+        check_model(self.docstore, collection, self.embedder, "ingest into")
+        outcome = self._ingestor.ingest(path, collection, progress)
+        if outcome.status != "skipped":  # a skipped file embedded nothing (no model loaded)
+            record_model(self.docstore, collection, self.embedder)
+        return outcome
+
+    def prepare(self, path: Path) -> None:
+        """Parse `path` in the background while the current file is ingested (a shelf)."""
+        self._ingestor.prepare(path)
 
     @property
     def factory(self) -> QueryFactory:
@@ -205,6 +216,8 @@ class Engine:
         """`plan`: sub-questions routed to tools (a plain question is one `facts` call);
         False: one retrieval over the whole question."""
         if page_range is not None:
+            pages = [r.pages for r in self.docstore.list_documents(collection)]
+            check_pages_exist(page_range, collection, pages)
             filters = page_filters(page_range.first, page_range.last)
         engine: BaseQueryEngine = (
             self.subquestion_engine(collection, top_k, filters)
@@ -233,10 +246,11 @@ class Engine:
         """The collection's loaded state for answering questions; an InputError that says how
         to add a document when the name is invalid or the collection holds none."""
         check_collection_name(collection)
+        check_model(self.docstore, collection, self.embedder, "ask")
         state = self.collection_state(collection)
         if state.is_empty:
             raise InputError(
-                f"Collection {collection!r} has no documents; add one with "
+                f"Collection {collection!r} does not exist or has no documents; add one with "
                 f"`python main.py ingest PATH --collection {collection}`."
             )
         return state
@@ -274,6 +288,7 @@ class Engine:
         return len(records)
 
     def close(self) -> None:
+        self._ingestor.close()
         self.keywords.close()
         self.vectors.close()
         self.docstore.close()

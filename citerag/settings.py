@@ -17,6 +17,8 @@ MINERU_TIERS = ("flash", "basic", "standard", "advanced")
 LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
 METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
 KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
+EMBEDDING_PROVIDERS = ("local", "openai", "ollama")  # citerag/embed/providers.py
+EMBEDDING_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # citerag/embed/onnx_backend.py
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -26,12 +28,17 @@ ENV_OVERRIDES = {
     "mongodb_uri": "MONGODB_URI",
     "mongodb_database": "MONGODB_DATABASE",
     "embedding_model": "EMBEDDING_MODEL",
+    "embedding_provider": "EMBEDDING_PROVIDER",
+    "embedding_base_url": "EMBEDDING_BASE_URL",
+    "embedding_api_key": "EMBEDDING_API_KEY",
+    "embedding_backend": "EMBEDDING_BACKEND",
     "colbert_checkpoint": "COLBERT_CHECKPOINT",
     "llm_provider": "LLM_PROVIDER",
     "llm_model": "LLM_MODEL",
     "llm_base_url": "LLM_BASE_URL",
     "llm_api_key": "LLM_API_KEY",
     "llm_timeout_s": "LLM_TIMEOUT_S",
+    "vision_model": "VISION_MODEL",
     "parser": "RAG_PARSER",
     "reranker": "RAG_RERANKER",
     "mineru_tier": "MINERU_TIER",
@@ -65,13 +72,18 @@ class Settings:
     milvus_token: str = ""
     mongodb_uri: str = ""
     mongodb_database: str = "citerag"
-    embedding_model: str = ""
+    embedding_model: str = ""  # local: a SentenceTransformer folder; hosted: the model's name
+    embedding_provider: str = "local"  # "local", "openai" or "ollama"
+    embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
+    embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
+    embedding_backend: str = "auto"  # "auto" (ONNX on CPU), "torch", "onnx", "onnx-int8"
     colbert_checkpoint: str = ""
     llm_provider: str = ""
     llm_model: str = ""
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_timeout_s: int = 60
+    vision_model: str = ""  # the LLM provider's vision-capable model: figure descriptions
     metadata: str = "none"
     gliner_model: str = ""  # a local GLiNER folder (or a hub id already in the local cache)
     api_key: str = ""  # the HTTP API's key; empty: no key needed
@@ -115,6 +127,8 @@ class Settings:
         _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
         _require_choice("metadata", self.metadata, METADATA)
         _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
+        _require_choice("embedding_provider", self.embedding_provider, EMBEDDING_PROVIDERS)
+        _require_choice("embedding_backend", self.embedding_backend, EMBEDDING_BACKENDS)
 
     @property
     def milvus_lite_path(self) -> Path:

@@ -70,3 +70,50 @@ def scanned_pdf(path: Path) -> Path:
         page.insert_image(page.rect, pixmap=pixmap)
         document.save(path)
     return path
+
+
+def long_pdf(path: Path, pages: int = 40, lines_per_page: int = 30) -> Path:
+    """Pages of distinct sentences: enough text that ingesting it takes seconds, not a blink."""
+    words = ("revenue", "margin", "segment", "growth", "costs", "pipeline", "filing", "quarter")
+    with pymupdf.open() as doc:
+        for number in range(pages):
+            page = doc.new_page()
+            for line in range(lines_per_page):
+                a, b = words[(number + line) % 8], words[(number * 3 + line) % 8]
+                sentence = f"Item {number}.{line}: the {a} of unit {line * 7 + number} met {b}."
+                page.insert_text((48, 40 + line * 24), sentence, fontsize=9)
+        doc.save(path)
+    return path
+
+
+def huge_page_pdf(path: Path, side: float = 14_400) -> Path:
+    """One square page `side` points wide (14,400 pt: the largest a PDF allows)."""
+    with pymupdf.open() as doc:
+        doc.new_page(width=side, height=side).insert_text((72, 72), "One enormous page.")
+        doc.save(path)
+    return path
+
+
+def blank_pdf(path: Path) -> Path:
+    """A page with nothing on it."""
+    with pymupdf.open() as doc:
+        doc.new_page()
+        doc.save(path)
+    return path
+
+
+def long_sentence_pdf(path: Path, chars: int = 1_000_000) -> Path:
+    """One letter page holding a `chars`-long 'sentence': words in tiny type, no full stop."""
+    text = " ".join(f"word{i}" for i in range(chars // 5))[:chars]
+    lines, line, width = [], [], 0
+    for word in text.split(" "):
+        line.append(word)
+        width += len(word) + 1
+        if width > 1150:
+            lines.append(" ".join(line))
+            line, width = [], 0
+    lines.append(" ".join(line))
+    with pymupdf.open() as doc:
+        doc.new_page().insert_text((2, 2), "\n".join(lines), fontsize=0.8, lineheight=1.0)
+        doc.save(path)
+    return path

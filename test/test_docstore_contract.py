@@ -47,7 +47,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DocStore]:
 
 def record(doc_id: str, name: str = "report.pdf", collection: str = "main") -> DocumentRecord:
     return DocumentRecord(
-        doc_id=doc_id, name=name, collection=collection, pages=12, parser="pymupdf",
+        doc_id=doc_id,
+        name=name,
+        collection=collection,
+        pages=12,
+        parser="pymupdf",
         created_at=1_700_000_000.5,
     )
 
@@ -77,9 +81,7 @@ def chunk(doc_id: str, index: int, page: int = 1) -> TextNode:
     return node
 
 
-def ingest(
-    store: DocStore, doc_id: str, n_chunks: int, collection: str = "main"
-) -> list[TextNode]:
+def ingest(store: DocStore, doc_id: str, n_chunks: int, collection: str = "main") -> list[TextNode]:
     chunks = [chunk(doc_id, i) for i in range(n_chunks)]
     store.put_document(record(doc_id, name=f"{doc_id}.pdf", collection=collection))
     store.put_chunks(collection, chunks)
@@ -196,6 +198,15 @@ def test_collections_isolate_each_other(store: DocStore) -> None:
     assert store.get_document("beta", "d1") is not None
 
 
+def test_a_collection_with_only_a_pending_document_is_not_listed(store: DocStore) -> None:
+    ingest(store, "d1", 2, collection="alpha")
+    store.put_document(record("d2", collection="crashed"))  # an ingest killed before ready
+    store.put_chunks("crashed", [chunk("d2", 0)])
+    assert store.collections() == ["alpha"]
+    store.mark_ready("crashed", "d2")
+    assert store.collections() == ["alpha", "crashed"]
+
+
 def test_putting_the_same_document_twice_adds_nothing(store: DocStore) -> None:
     ingest(store, "d1", 3)
     ingest(store, "d1", 3)
@@ -288,6 +299,8 @@ def test_chunk_metadata_gives_the_keys_asked_and_no_text(store: DocStore) -> Non
     assert [f.start for f in found] == [0, 100, 200]
     assert found[0].metadata == {"page": 1, "block_type": "text"}
     assert found[1].metadata == {
-        "page": 1, "block_type": "table", "table_context": "Revenue by quarter | 2024"
+        "page": 1,
+        "block_type": "table",
+        "table_context": "Revenue by quarter | 2024",
     }
     assert store.chunk_metadata("main", "missing", ["page"]) == []

@@ -215,7 +215,7 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
         settings.update(parser="mineru", mineru_tier="flash")
     code, out, err = run(capsys, "ingest", str(DEMO_PDF), "--collection", collection)
     assert code == 0, err
-    assert "skipped" not in out and f"{DEMO_PDF.name}: replaced" in out, out
+    assert f"{DEMO_PDF.name}: skipped" not in out and f"{DEMO_PDF.name}: replaced" in out, out
 
     # The chunk count the new settings give, computed apart from ingestion (the parse is cached).
     reshaped = Settings(storage_dir=storage_dir, **settings)

@@ -75,8 +75,9 @@ CONTENT = (
 
 
 def test_terms_only_chooses_the_sentence_that_answers() -> None:
-    found = select_highlights("How much did streaming revenue increase in 2020?", CONTENT, [],
-                              None, None, k=1)
+    found = select_highlights(
+        "How much did streaming revenue increase in 2020?", CONTENT, [], None, None, k=1
+    )
     assert [h.highlight.text for h in found] == [
         "Streaming revenues increased to $25.0 billion in 2020, up 24% from 2019."
     ]
@@ -87,8 +88,9 @@ def test_vectors_choose_the_sentence_with_matching_meaning() -> None:
     # Hand-built vectors: the third sentence points the same way as the query, though the
     # query shares no term with it.
     vectors = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.2, 0.1, 0.97]])
-    found = select_highlights("Where is it located?", CONTENT, spans, vectors,
-                              np.array([0.0, 0.0, 2.0]), k=1)
+    found = select_highlights(
+        "Where is it located?", CONTENT, spans, vectors, np.array([0.0, 0.0, 2.0]), k=1
+    )
     assert [h.highlight.text for h in found] == ["The company has offices in many countries."]
     assert found[0].sentence_index == 2
 
@@ -98,8 +100,16 @@ def test_unrelated_question_gets_no_highlight() -> None:
 
 
 def test_results_come_in_reading_order_and_respect_k() -> None:
-    found = select_highlights("Netflix revenues 2020 company offices", CONTENT, [], None, None,
-                              k=2, min_score=0.0, relative_cutoff=0.0)
+    found = select_highlights(
+        "Netflix revenues 2020 company offices",
+        CONTENT,
+        [],
+        None,
+        None,
+        k=2,
+        min_score=0.0,
+        relative_cutoff=0.0,
+    )
     assert len(found) == 2
     assert found[0].highlight.startOffset < found[1].highlight.startOffset
 
@@ -107,8 +117,7 @@ def test_results_come_in_reading_order_and_respect_k() -> None:
 def test_mismatched_vectors_fall_back_to_terms() -> None:
     spans = sentence_spans(CONTENT)
     wrong_rows = np.ones((len(spans) + 1, 3))
-    found = select_highlights("streaming revenue 2020", CONTENT, spans, wrong_rows,
-                              np.ones(3), k=1)
+    found = select_highlights("streaming revenue 2020", CONTENT, spans, wrong_rows, np.ones(3), k=1)
     assert found[0].highlight.text.startswith("Streaming revenues")
 
 
@@ -121,28 +130,44 @@ def test_ten_sources_with_vectors_take_under_two_ms_each() -> None:
     select_highlights("streaming revenue", content, spans, vectors, query_vector)
     started = time.perf_counter()
     for _ in range(100):
-        select_highlights("How did streaming revenue grow in 2020?", content, spans, vectors,
-                          query_vector)
+        select_highlights(
+            "How did streaming revenue grow in 2020?", content, spans, vectors, query_vector
+        )
     assert (time.perf_counter() - started) / 100 < 0.002
 
 
 def _highlight_entry(highlight: Highlight) -> dict[str, object]:
-    return {"text": highlight.text, "startOffset": highlight.startOffset,
-            "endOffset": highlight.endOffset}
+    return {
+        "text": highlight.text,
+        "startOffset": highlight.startOffset,
+        "endOffset": highlight.endOffset,
+    }
 
 
 def test_contract_sources_keep_only_highlights_that_round_trip() -> None:
     def node(highlights: list[Highlight]) -> TextNode:
-        chunk = chunk_node(node_id="n1", doc_id="d", doc_name="x.pdf", page=4, chunk_index=0,
-                           text=CONTENT, start=0, section="Overview",
-                           boxes=[BBox(1.0, 2.0, 3.0, 4.0)])
+        chunk = chunk_node(
+            node_id="n1",
+            doc_id="d",
+            doc_name="x.pdf",
+            page=4,
+            chunk_index=0,
+            text=CONTENT,
+            start=0,
+            section="Overview",
+            boxes=[BBox(1.0, 2.0, 3.0, 4.0)],
+        )
         chunk.metadata[HIGHLIGHTS] = [_highlight_entry(h) for h in highlights]
         return chunk
 
     good = select_highlights("streaming revenue 2020", CONTENT, [], None, None)[0].highlight
     stale = Highlight(text="Netflix", startOffset=5, endOffset=12)
-    sources = sources_from_nodes([NodeWithScore(node=node([good, stale]), score=0.75),
-                                  NodeWithScore(node=node([]), score=0.5)])
+    sources = sources_from_nodes(
+        [
+            NodeWithScore(node=node([good, stale]), score=0.75),
+            NodeWithScore(node=node([]), score=0.5),
+        ]
+    )
     result = AnswerResult("Revenue rose [1].", sources, AnswerMetadata(model="extractive"))
     data = result.to_dict()
     first = data["sources"][0]
@@ -155,6 +180,14 @@ def test_contract_sources_keep_only_highlights_that_round_trip() -> None:
     assert first["content"][good.startOffset : good.endOffset] == good.text
     assert first["boxes"] == [{"page": 4, "x0": 1.0, "y0": 2.0, "x1": 3.0, "y1": 4.0}]
     assert (first["documentName"], first["pageNumber"], first["title"]) == ("x.pdf", 4, "Overview")
-    assert set(data["metadata"]) == {"processingTime", "model", "tokensUsed", "retrievalMethod",
-                                     "numChunksRetrieved", "reranked", "subQuestions",
-                                     "numbersChecked", "unsupportedNumbers"}
+    assert set(data["metadata"]) == {
+        "processingTime",
+        "model",
+        "tokensUsed",
+        "retrievalMethod",
+        "numChunksRetrieved",
+        "reranked",
+        "subQuestions",
+        "numbersChecked",
+        "unsupportedNumbers",
+    }

@@ -16,12 +16,22 @@ from citerag.settings import Settings
 
 SOURCES = [
     Source(
-        id="c1", document_name="x.pdf", page_number=2, title="Results", score=0.9,
-        citation_number=1, content="Revenue grew 24% to $25.0 billion in 2020.",
+        id="c1",
+        document_name="x.pdf",
+        page_number=2,
+        title="Results",
+        score=0.9,
+        citation_number=1,
+        content="Revenue grew 24% to $25.0 billion in 2020.",
     ),
     Source(
-        id="c2", document_name="x.pdf", page_number=5, title="Risks", score=0.7,
-        citation_number=2, content="Competition for content may increase costs.",
+        id="c2",
+        document_name="x.pdf",
+        page_number=5,
+        title="Risks",
+        score=0.7,
+        citation_number=2,
+        content="Competition for content may increase costs.",
     ),
 ]
 

@@ -7,6 +7,7 @@ import pytest
 from citerag.plan.filters import entity_mentions, filters_for, metadata_filters
 from citerag.plan.offline import plan_offline, route
 from citerag.plan.references import LabelRef, PageSpan, label_refs, page_spans, years
+from citerag.plan.subjects import with_subjects
 
 
 def planned(question: str) -> list[tuple[str, str]]:
@@ -36,6 +37,57 @@ def test_a_clause_with_a_pronoun_gets_the_first_clause_label() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What portion of Netflix's revenue came in non-USD currencies, and by how much did "
+        "Microsoft's operating income grow?",
+        "How much higher was the dividend in 2002 than in 2001, and approximately how many "
+        "members did Netflix have?",
+        "For the year ended March 31, 2003, what were the shareholders' funds, and in which "
+        "cities are Netflix's offices?",
+        "What is the revenue of Netflix, and does Microsoft pay a dividend?",
+    ],
+)
+def test_and_then_another_question_is_two(question: str) -> None:
+    assert len(plan_offline(question)) == 2
+
+
+def test_a_follow_up_naming_the_document_is_another_question() -> None:
+    assert len(plan_offline("What is the title of this paper? How many figures does it have?")) == 1
+    assert len(plan_offline("What is Table 2 about? What dataset is this paper built on?")) == 2
+
+
+def test_pronouns_get_the_subject_of_the_sub_question_before() -> None:
+    assert (
+        with_subjects(
+            [
+                "Discuss the role of Hacker News (HN) in the context of Y Combinator (YC).",
+                "What was its significance in the overall work of YC?",
+            ]
+        )[1]
+        == "What was Hacker News's significance in the overall work of YC?"
+    )
+    assert with_subjects(["Describe Figure 1", "What does it show?"])[1] == (
+        "What does Figure 1 show?"
+    )
+    assert with_subjects(["What did Netflix earn in 2020?", "How much did they spend?"])[1] == (
+        "How much did Netflix spend?"
+    )
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "How did Microsoft change its server lives?",  # its own name comes first
+        "What is the revenue?",  # nothing points back
+        "Why did he leave?",  # a person pronoun: the name before may be a company
+    ],
+)
+def test_a_sub_question_with_its_own_subject_is_kept(second: str) -> None:
+    assert with_subjects(["What did Netflix earn in 2020?", second])[1] == second
+
+
 def test_separate_questions_and_also_split() -> None:
     assert planned("What is the revenue? Also, who is the CEO?") == [
         ("What is the revenue?", "facts"),
@@ -47,6 +99,16 @@ def test_separate_questions_and_also_split() -> None:
 @pytest.mark.parametrize(
     "question",
     [
+        "About how many people did Microsoft employ full time in mid-2021? How were they split "
+        "between the US and other countries?",
+        "How did Microsoft change the depreciable lives of its servers? What did that do to "
+        "operating income?",
+        "How much did Netflix's operating margin expand between 2019 and 2020?",
+        "What was the author's role at Interleaf? How did his work habits differ from a "
+        "programming job?",
+        "What share of seniors own a tablet? Please write the answer as a percentage?",
+        "What is the date of the document? Format your answer as YYYY-MM-DD?",
+        "Does Netflix pay its shareholders a cash dividend, and does it expect to start?",
         "What was Viaweb and what happened to it?",
         "In the essay, the author mentions his early experiences with programming. Describe the "
         "first computer he used, the language he used, and the challenges he faced.",

@@ -39,8 +39,10 @@ def assert_one_sentence_error(response: Any, status: int, *words: str) -> str:
 
 
 def uploaded_files(tmp_path: Path) -> list[Path]:
+    """The PDFs kept or staged (the jobs' own records, under `.jobs`, are not uploads)."""
     root = tmp_path / "storage" / "uploads"
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+    found = root.rglob("*") if root.exists() else iter(())
+    return [p for p in found if p.is_file() and ".jobs" not in p.relative_to(root).parts]
 
 
 def upload(client: TestClient, name: str, data: bytes, collection: str = "demo") -> Any:
@@ -264,9 +266,9 @@ def test_engine_failures_map_to_statuses(api: tuple[TestClient, FakeEngine]) -> 
     engine.failure = BackendUnavailable("Milvus at http://x cannot be reached; start it.")
     response = client.post("/api/rag/query", json={"query": "q", "collection": "demo"})
     assert_one_sentence_error(response, 503, "Milvus")
-    engine.failure = InputError("The question is empty; ask something about the documents.")
-    response = client.post("/api/rag/query", json={"query": " ", "collection": "demo"})
-    assert_one_sentence_error(response, 400, "question is empty")
+    engine.failure = InputError("Pages 30-40 are past the end of every document; ask within.")
+    response = client.post("/api/rag/query", json={"query": "q", "collection": "demo"})
+    assert_one_sentence_error(response, 400, "Pages 30-40")
 
 
 def test_a_configured_key_is_required_on_the_api_only(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers import huge_page_pdf
 
 from citerag.ingest.pipeline import ingest_key
 from citerag.serve.errors import ApiError
@@ -75,13 +76,6 @@ def test_a_highlight_across_two_lines_gets_one_box_around_both(
     box = first["box"]
     assert box["x0"] == pytest.approx(72, abs=2) and box["y0"] < 72 < 86 < box["y1"]
     assert absent["box"] is None and absent["rects"] == []
-
-
-def huge_page_pdf(path: Path, side: float = 14_400) -> Path:
-    doc = pymupdf.open()
-    doc.new_page(width=side, height=side).insert_text((72, 72), "One enormous page.")
-    doc.save(path)
-    return path
 
 
 def test_a_page_past_the_pixel_cap_is_422_with_the_zoom_that_fits(

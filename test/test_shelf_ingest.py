@@ -553,3 +553,27 @@ def test_ctrl_c_while_storing_keeps_the_finished_files_and_nothing_half_written(
         assert [(r.name, r.status) for r in records] == [("a.pdf", "ready")]
         assert engine.vectors.count("k") == document["chunksInMilvus"]
         assert {c.ref_doc_id for c in engine.docstore.ready_chunks("k")} == {document["docId"]}
+
+
+def test_the_stage_clock_tells_each_stage_and_keeps_its_seconds() -> None:
+    from citerag.ingest.pipeline import StageClock
+
+    ticks = iter([0.0, 2.0, 2.0, 2.5, 2.5, 10.0])
+    told: list[str] = []
+    clock = StageClock(told.append, clock=lambda: next(ticks))
+    clock("parse")
+    clock("embed")
+    clock("parse")
+    assert told == ["parse", "embed", "parse"]
+    assert clock.finish() == {"parse": 2.0 + 7.5, "embed": 0.5}
+
+
+def test_the_total_line_says_where_the_time_went_largest_first() -> None:
+    from citerag.cli_output import format_totals
+    from citerag.ingest.shelf import ShelfTotals
+
+    totals = ShelfTotals(2, 2, 0, 0, 10, 20, 10, 12.0, {"parse": 3.0, "embed": 8.25})
+    line = format_totals(totals, "lib")
+    assert line.endswith("; embed 8.2 s, parse 3.0 s") or line.endswith(
+        "; embed 8.3 s, parse 3.0 s"
+    )

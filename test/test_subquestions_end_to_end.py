@@ -57,7 +57,7 @@ def test_a_compound_label_question_has_one_numbering(engine: Engine) -> None:
     assert [p["tool"] for p in parts] == ["pages", "pages"]
     numbers = [s.citation_number for s in result.sources]
     assert numbers == list(range(1, len(numbers) + 1))
-    assert [s.page_number for s in result.sources] == sorted(s.page_number for s in result.sources)
+    assert len(numbers) <= 10  # the default budget holds for the whole answer
     assert {1, 2} <= {s.page_number for s in result.sources}
     cited = {int(n) for n in CITATION.findall(result.answer)}
     assert cited <= set(numbers)

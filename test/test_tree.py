@@ -36,15 +36,40 @@ OUTLINES = PROJECT_DIR / "test" / "data" / "outlines"
 
 
 def _tree(name: str = "a.pdf", doc_id: str = "d" * 64) -> DocumentTree:
-    liquidity = TreeNode("0002", "Liquidity and Capital Resources", 5, 6, 3,
-                         summary="Cash and debt.", text="Cash was $8.2 billion at year end.",
-                         chunk_ids=["c2"], page_starts=[(5, 0)])
-    item7 = TreeNode("0001", "Item 7. MD&A", 4, 6, 2, summary="Results.",
-                     text="Revenue grew 24% in 2020.", chunk_ids=["c1"], page_starts=[(4, 0)],
-                     nodes=[liquidity])
+    liquidity = TreeNode(
+        "0002",
+        "Liquidity and Capital Resources",
+        5,
+        6,
+        3,
+        summary="Cash and debt.",
+        text="Cash was $8.2 billion at year end.",
+        chunk_ids=["c2"],
+        page_starts=[(5, 0)],
+    )
+    item7 = TreeNode(
+        "0001",
+        "Item 7. MD&A",
+        4,
+        6,
+        2,
+        summary="Results.",
+        text="Revenue grew 24% in 2020.",
+        chunk_ids=["c1"],
+        page_starts=[(4, 0)],
+        nodes=[liquidity],
+    )
     part = TreeNode("0000", "PART II", 4, 8, 1, nodes=[item7])
-    risks = TreeNode("0003", "Item 1A. Risk Factors", 7, 8, 2, text="Competition is intense.",
-                     chunk_ids=["c3"], page_starts=[(7, 0)])
+    risks = TreeNode(
+        "0003",
+        "Item 1A. Risk Factors",
+        7,
+        8,
+        2,
+        text="Competition is intense.",
+        chunk_ids=["c3"],
+        page_starts=[(7, 0)],
+    )
     part.nodes.append(risks)
     extra = [TreeNode(f"{i:04d}", f"Note {i}", 8, 8, 1, text=f"Note text {i}.") for i in (4, 5, 6)]
     return DocumentTree(name, doc_id, [part, *extra])
@@ -72,7 +97,7 @@ def test_schema_rejects_missing_fields_bad_ids_and_bad_spans() -> None:
 
 
 def test_numbering_patterns() -> None:
-    assert numbering("Item 7A. Quantitative")is not None
+    assert numbering("Item 7A. Quantitative") is not None
     assert numbering("PART II").key == "part ii"  # type: ignore[union-attr]
     assert numbering("3.1 Rank fusion").depth == 2  # type: ignore[union-attr]
     assert numbering("CHAPTER 3").kind == "chapter"  # type: ignore[union-attr]
@@ -118,7 +143,11 @@ def test_offline_ranking_uses_chunk_scores_and_titles() -> None:
 def test_fill_selection_drops_invalid_and_fills_to_five() -> None:
     ranking = [(f"{i:04d}", 1.0 - i / 10) for i in range(7)]
     assert fill_selection(["0006", "9999", "0006", "0002"], ranking) == [
-        "0006", "0002", "0000", "0001", "0003"
+        "0006",
+        "0002",
+        "0000",
+        "0001",
+        "0003",
     ]
 
 
@@ -218,8 +247,9 @@ def _llm_chat(base_url: str) -> Chat:
 def test_llm_selection_good_json() -> None:
     reply = '{"thinking": "liquidity is in MD&A", "node_list": ["0002", "0001"]}'
     with running_server([ScriptedReply(reply)]) as server:
-        chosen = llm_selection(_llm_chat(server.base_url), _tree(), "cash?", offline_ranking(
-            _tree(), "cash?", {}))
+        chosen = llm_selection(
+            _llm_chat(server.base_url), _tree(), "cash?", offline_ranking(_tree(), "cash?", {})
+        )
     assert chosen.method == "llm" and chosen.node_ids[:2] == ["0002", "0001"]
     assert len(chosen.node_ids) == 5 and not chosen.retried
     prompt = server.requests[0]["messages"][0]["content"]
@@ -228,11 +258,14 @@ def test_llm_selection_good_json() -> None:
 
 
 def test_llm_selection_broken_json_retries_once_then_repairs() -> None:
-    replies = [ScriptedReply("node 2 looks right"),
-               ScriptedReply('{"thinking": "t", "node_list": ["0003"]}')]
+    replies = [
+        ScriptedReply("node 2 looks right"),
+        ScriptedReply('{"thinking": "t", "node_list": ["0003"]}'),
+    ]
     with running_server(replies) as server:
-        chosen = llm_selection(_llm_chat(server.base_url), _tree(), "risk?", [
-            (i, 0.0) for i in _tree().node_ids()])
+        chosen = llm_selection(
+            _llm_chat(server.base_url), _tree(), "risk?", [(i, 0.0) for i in _tree().node_ids()]
+        )
     assert chosen.retried and chosen.node_ids[0] == "0003" and len(server.requests) == 2
     assert "not valid JSON" in server.requests[1]["messages"][-1]["content"]
 

@@ -170,7 +170,10 @@ def test_the_llms_valid_choice_is_exactly_the_sources(
         expected = picked(script.outlines[name])
         assert entry["node_ids"] == sources_of(data, name) == expected
         assert (entry["method"], entry["retried"], entry["invalid_ids"], entry["error"]) == (
-            "llm", False, [], ""
+            "llm",
+            False,
+            [],
+            "",
         )
         assert entry["thinking"] == THINKING
     assert [kind for kind, _ in script.asked] == ["select1"] * len(selections) + ["answer"]

@@ -39,12 +39,21 @@ def test_a_named_file_still_needs_a_keyword_hit() -> None:
 
 def _long_section_tree() -> DocumentTree:
     """One section over pages 10-12 with a chunk per page, and four small neighbours."""
-    pages = ["Revenue overview for the year.", "Revenue rose in every region.",
-             "Revenue was $2 billion, and cash flow from operations was $1 billion."]
+    pages = [
+        "Revenue overview for the year.",
+        "Revenue rose in every region.",
+        "Revenue was $2 billion, and cash flow from operations was $1 billion.",
+    ]
     text = "\n\n".join(pages)
     starts = [0, len(pages[0]) + 2, len(pages[0]) + len(pages[1]) + 4]
     section = TreeNode(
-        "0000", "Results", 10, 12, 1, text=text, chunk_ids=["p10", "p11", "p12"],
+        "0000",
+        "Results",
+        10,
+        12,
+        1,
+        text=text,
+        chunk_ids=["p10", "p11", "p12"],
         page_starts=list(zip([10, 11, 12], starts, strict=True)),
     )
     others = [TreeNode(f"{i:04d}", f"Note {i}", 13, 13, 1, text=f"Note {i}.") for i in range(1, 5)]

@@ -36,8 +36,12 @@ def test_a_long_section_becomes_page_groups_in_reading_order() -> None:
     for index, node in enumerate(tree.walk()):
         node.node_id = f"{index:04d}"
     assert tree_errors(tree.to_pageindex(with_text=True)) == []
-    outline = {"headings": [{"title": "Essay", "start_index": 1, "end_index": 10},
-                            {"title": "Later heading", "start_index": 10, "end_index": 10}]}
+    outline = {
+        "headings": [
+            {"title": "Essay", "start_index": 1, "end_index": 10},
+            {"title": "Later heading", "start_index": 10, "end_index": 10},
+        ]
+    }
     score = score_tree(tree, outline)
     assert (score.precision, score.recall) == (1.0, 1.0)  # page groups are not headings
 

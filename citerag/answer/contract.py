@@ -1,7 +1,9 @@
 """The answer contract: what the CLI prints, the HTTP API returns and the evaluation reads.
 
 `to_dict()` produces exactly the camelCase shape of ARCHITECTURE.md (seeds 000 and 001), and
-every highlight satisfies `content[startOffset:endOffset] == text`.
+every highlight satisfies `content[startOffset:endOffset] == text`. A source's `content` is at
+most MAX_SOURCE_CHARS (a section-tree source can be a whole chapter): a longer one is cut to the
+window around its first highlight, the highlights' offsets moved with it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from llama_index.core.schema import NodeWithScore
 
 from citerag.nodes import HIGHLIGHTS, boxes_of, doc_name_of, page_of, section_of
 from citerag.types import BBox, Highlight
+
+MAX_SOURCE_CHARS = 12_000  # above any chunk of the default 1024 tokens; bounds tree sections
+MAX_TITLE_CHARS = 300
 
 
 @dataclass
@@ -29,20 +34,45 @@ class Source:
     boxes: list[BBox] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        content, highlights = windowed(self.content, self.highlights, MAX_SOURCE_CHARS)
         return {
             "id": self.id,
             "documentName": self.document_name,
             "pageNumber": self.page_number,
-            "title": self.title,
-            "content": self.content,
+            "title": self.title[:MAX_TITLE_CHARS],
+            "content": content,
             "score": float(self.score),
             "citationNumber": self.citation_number,
             "highlights": [
                 {"text": h.text, "startOffset": h.startOffset, "endOffset": h.endOffset}
-                for h in self.highlights
+                for h in highlights
             ],
             "boxes": [{"page": self.page_number, **box.to_dict()} for box in self.boxes],
         }
+
+
+def windowed(
+    content: str, highlights: Sequence[Highlight], limit: int
+) -> tuple[str, list[Highlight]]:
+    """At most `limit` characters of `content`, from a word boundary a little before the first
+    highlight, with the highlights that fit, their offsets into the window."""
+    if len(content) <= limit:
+        return content, list(highlights)
+    anchor = highlights[0].startOffset if highlights else 0  # the first is the one cited first
+    slack = limit // 10
+    start = max(0, min(anchor - slack, len(content) - limit))
+    space = content.find(" ", start, min(anchor, start + slack))
+    start = space + 1 if start > 0 and space >= 0 else start
+    end = start + limit
+    fitting = [h.endOffset for h in highlights if start <= h.startOffset and h.endOffset <= end]
+    space = content.rfind(" ", max([end - slack, *fitting]), end)
+    end = space if end < len(content) and space > start else end
+    kept = [
+        Highlight(h.text, h.startOffset - start, h.endOffset - start)
+        for h in highlights
+        if start <= h.startOffset and h.endOffset <= end
+    ]
+    return content[start:end], kept
 
 
 @dataclass
@@ -57,9 +87,14 @@ class AnswerMetadata:
     numbers_checked: int = 0  # numbers of the answer looked for in its cited sources
     # those not found: {"number", "claim", "citations"} each (`citerag.answer.number_check`)
     unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
+    # A conversation's turn (citerag.query.conversation): the standalone question answered,
+    # how it was condensed ("none", "offline", "llm") and why the LLM's rewrite was not used.
+    condensed_question: str = ""
+    condense_method: str = ""
+    condense_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "processingTime": self.processing_time_ms,
             "model": self.model,
             "tokensUsed": self.tokens_used,
@@ -70,6 +105,12 @@ class AnswerMetadata:
             "numbersChecked": self.numbers_checked,
             "unsupportedNumbers": list(self.unsupported_numbers),
         }
+        if self.condense_method:
+            data["condensedQuestion"] = self.condensed_question
+            data["condenseMethod"] = self.condense_method
+            if self.condense_note:
+                data["condenseNote"] = self.condense_note
+        return data
 
 
 @dataclass
@@ -89,6 +130,12 @@ class AnswerResult:
 def sources_from_nodes(nodes: Sequence[NodeWithScore]) -> list[Source]:
     """One source per node, numbered 1..n in the given order, keeping only exact highlights."""
     return [_source(number, scored) for number, scored in enumerate(nodes, start=1)]
+
+
+def in_reading_order(sources: Sequence[Source]) -> list[Source]:
+    """The sources by document and page (the order an answerer reads them in), each keeping
+    its citation number, which is its rank."""
+    return sorted(sources, key=lambda s: (s.document_name, s.page_number, s.citation_number))
 
 
 def _source(number: int, scored: NodeWithScore) -> Source:

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -208,13 +209,16 @@ def _usable_spans(
     return usable
 
 
-def _terms(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+@lru_cache(maxsize=32_768)
+def _terms(text: str) -> frozenset[str]:
+    """A sentence's terms; cached, since the same chunks' sentences come back question after
+    question."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
 
 
 def content_terms(text: str) -> set[str]:
     """The stemmed words of `text` that carry meaning (stop words left out)."""
-    return _terms(text)
+    return set(_terms(text))
 
 
 def stem(word: str) -> str:
@@ -222,6 +226,7 @@ def stem(word: str) -> str:
     return _stem(word)
 
 
+@lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """Light normalization: plurals, -ing/-ed and a final e, so 'increased' meets 'increase'."""
     if len(word) > 4 and word.endswith("ies"):
@@ -238,7 +243,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def _term_coverage(query_terms: set[str], sentence_terms: list[set[str]]) -> np.ndarray:
+def _term_coverage(query_terms: frozenset[str], sentence_terms: list[frozenset[str]]) -> np.ndarray:
     """For each sentence: weighted share of the query terms it contains, in [0, 1]."""
     coverage = np.zeros(len(sentence_terms), dtype=np.float64)
     if not query_terms:

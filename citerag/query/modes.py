@@ -10,10 +10,12 @@ API (`mode`) share.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
+from citerag.query.conversation import ChatTurn, condense_turn
 from citerag.store.base import PageRange
 from citerag.tree.pipeline import TOP_K_FILES
 
@@ -38,9 +40,28 @@ def answer_question(
     top_k: int | None = None,
     page_range: PageRange | None = None,
     top_k_files: int = TOP_K_FILES,
+    history: Sequence[ChatTurn] = (),
 ) -> AnswerResult:
-    """The answer contract for `question` over `collection`, the way `mode` answers it."""
+    """The answer contract for `question` over `collection`, the way `mode` answers it; with
+    earlier turns (`history`), the question condensed from them first, reported in the
+    metadata (`citerag.query.conversation`)."""
     name = canonical_mode(mode)
+    if not history:
+        return _by_mode(engine, question, collection, name, top_k, page_range, top_k_files)
+    condensed = condense_turn(engine, history, question)
+    result = _by_mode(engine, condensed.question, collection, name, top_k, page_range, top_k_files)
+    return condensed.reported_in(result)
+
+
+def _by_mode(
+    engine: Any,
+    question: str,
+    collection: str,
+    name: str,
+    top_k: int | None,
+    page_range: PageRange | None,
+    top_k_files: int,
+) -> AnswerResult:
     if name == "tree":
         from citerag.tree.service import tree_answer
 

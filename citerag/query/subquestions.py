@@ -21,6 +21,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.tools import QueryEngineTool
 
 from citerag.errors import InputError
+from citerag.plan.subjects import with_subjects
 from citerag.query.engine import checked_question
 from citerag.query.synthesis import SubAnswer, synthesize
 from citerag.tools.base import ToolContext, ToolEngine
@@ -46,10 +47,16 @@ class CitedSubQuestionEngine(BaseQueryEngine):
         return list(self._tools.values())
 
     def plan(self, question: str) -> list[SubQuestion]:
+        """The planner's sub-questions (at most MAX_SUB_QUESTIONS), pronouns that point back
+        given their subject (`plan.subjects`); the question itself when nothing was planned."""
         metadata = [tool.metadata for tool in self._tools.values()]
-        planned = self._question_gen.generate(metadata, QueryBundle(question))
-        return planned[:MAX_SUB_QUESTIONS] or [
-            SubQuestion(sub_question=question, tool_name="facts")
+        planned = self._question_gen.generate(metadata, QueryBundle(question))[:MAX_SUB_QUESTIONS]
+        if not planned:
+            return [SubQuestion(sub_question=question, tool_name="facts")]
+        texts = with_subjects([item.sub_question for item in planned])
+        return [
+            SubQuestion(sub_question=text, tool_name=item.tool_name)
+            for text, item in zip(texts, planned, strict=True)
         ]
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:

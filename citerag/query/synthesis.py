@@ -1,10 +1,12 @@
 """One answer from every sub-question's sources: one citation numbering, sources deduplicated,
-neighbours added where a highlight sits at a chunk edge, page order across sub-questions.
+neighbours added where a highlight sits at a chunk edge, at most the answer's budget of sources
+(`--top-k`) shared fairly between sub-questions and listed best first (`query.budget`).
 
 Offline the extractive answer is grouped per sub-question; with an LLM one call sees every source
-(text, page and section only: enrichment lists and boxes never reach the prompt) and the list
-of sub-questions. `metadata.subQuestions` lists each sub-question with its tool, filters, notes
-and the [N] it produced.
+in reading order (document, page) under its citation number (text, page and section only:
+enrichment lists and boxes never reach the prompt) and the list of sub-questions.
+`metadata.subQuestions` lists each sub-question with its tool, filters, notes and the [N] it
+produced.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.compose import extractive_from_nodes
-from citerag.answer.contract import AnswerMetadata, sources_from_nodes
-from citerag.nodes import HIGHLIGHTS
+from citerag.answer.contract import AnswerMetadata, in_reading_order, sources_from_nodes
 from citerag.plan.filters import SubQuestionFilters
+from citerag.query.budget import fair_share
 from citerag.retrieve.filters import matches
-from citerag.retrieve.postprocessors import NeighbourExpansion, PageOrderPostprocessor
+from citerag.retrieve.postprocessors import NeighbourExpansion
 from citerag.retrieve.rerank import RerankPostprocessor
 from citerag.tools.base import ToolContext, ToolResult, postprocess
 
@@ -53,7 +55,7 @@ def synthesize(
     for part in parts:
         if part.result is not None:
             part.result.nodes = _with_neighbours(part, context)
-    merged = merge_nodes(parts)
+    merged = merge_nodes(parts, context.budget)
     numbers = citation_numbers(parts, merged)
     text, model, tokens = _compose(question, parts, merged, numbers, context.factory.answerer)
     metadata = AnswerMetadata(
@@ -68,28 +70,20 @@ def synthesize(
     return Response(response=text, source_nodes=merged, metadata={"answer": metadata})
 
 
-def merge_nodes(parts: Sequence[SubAnswer]) -> list[NodeWithScore]:
-    """Every sub-question's nodes once (highlights of repeats joined); page order when there is
-    more than one sub-question, rank order otherwise."""
-    merged: dict[str, NodeWithScore] = {}
-    for part in parts:
-        for scored in part.nodes:
-            known = merged.get(scored.node.node_id)
-            if known is None:
-                merged[scored.node.node_id] = scored
-            else:
-                _join_highlights(known, scored)
-    nodes = list(merged.values())
-    if len([p for p in parts if p.nodes]) > 1:
-        return PageOrderPostprocessor().postprocess_nodes(nodes)
-    return sorted(nodes, key=lambda n: -(n.score or 0.0))
+def merge_nodes(parts: Sequence[SubAnswer], budget: int) -> list[NodeWithScore]:
+    """At most `budget` sources over every sub-question, shared fairly, best first."""
+    return fair_share([part.nodes for part in parts], budget)
 
 
 def citation_numbers(
     parts: Sequence[SubAnswer], merged: Sequence[NodeWithScore]
 ) -> list[list[int]]:
+    """Each sub-question's citation numbers among the sources kept."""
     number = {scored.node.node_id: i for i, scored in enumerate(merged, start=1)}
-    return [sorted({number[n.node.node_id] for n in part.nodes}) for part in parts]
+    return [
+        sorted({number[n.node.node_id] for n in part.nodes if n.node.node_id in number})
+        for part in parts
+    ]
 
 
 def _with_neighbours(part: SubAnswer, context: ToolContext) -> list[NodeWithScore]:
@@ -115,15 +109,6 @@ def _with_neighbours(part: SubAnswer, context: ToolContext) -> list[NodeWithScor
     return [highlighted.get(n.node.node_id, n) for n in expanded]
 
 
-def _join_highlights(kept: NodeWithScore, other: NodeWithScore) -> None:
-    have = kept.node.metadata.setdefault(HIGHLIGHTS, [])
-    spans = {(h["startOffset"], h["endOffset"]) for h in have}
-    for highlight in other.node.metadata.get(HIGHLIGHTS, []):
-        if (highlight["startOffset"], highlight["endOffset"]) not in spans:
-            have.append(highlight)
-    kept.score = max(kept.score or 0.0, other.score or 0.0)
-
-
 def _compose(
     question: str,
     parts: Sequence[SubAnswer],
@@ -133,7 +118,7 @@ def _compose(
 ) -> tuple[str, str, int]:
     sources = sources_from_nodes(merged)
     if answerer is not None and sources:
-        result = answerer.answer(_llm_question(question, parts), sources)
+        result = answerer.answer(_llm_question(question, parts), in_reading_order(sources))
         return normalize_citations(result.text, sources), result.model, result.tokens_used
     if len(parts) == 1:
         return _extractive(parts[0].question, merged, numbers[0]), EXTRACTIVE_MODEL, 0

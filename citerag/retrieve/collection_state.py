@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.pages import PageKey, page_texts
@@ -83,6 +85,17 @@ class CollectionState:
     @property
     def is_empty(self) -> bool:
         return not self.places
+
+    @cached_property
+    def known_entities(self) -> tuple[str, ...]:
+        """The `distinct()` of stored entity values, once per snapshot (not per question)."""
+        values = {
+            v
+            for doc in self.docs.values()
+            for p in doc.places.values()
+            for v in p.get(ENTITIES) or []
+        }
+        return tuple(sorted(values))
 
     @property
     def versions(self) -> dict[str, float]:

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import TextNode
 
-from citerag.nodes import doc_id_of, keyword_text, page_of, page_vector_key, start_of
+from citerag.nodes import (
+    BLOCK_TYPE,
+    doc_id_of,
+    keyword_text,
+    page_of,
+    page_vector_key,
+    start_of,
+)
 from citerag.store.keywords import KeywordEntry
 
 
@@ -29,9 +36,12 @@ class PageKey:
 
 
 def page_texts(nodes: Sequence[TextNode]) -> tuple[list[PageKey], list[str]]:
-    """Each page's text, rebuilt from its chunks' offsets (overlaps merged), in reading order."""
+    """Each page's text, rebuilt from its chunks' offsets (overlaps merged), in reading order.
+    A figure's description node is not page text (the vision model wrote it)."""
     by_page: dict[PageKey, list[TextNode]] = defaultdict(list)
     for node in nodes:
+        if node.metadata.get(BLOCK_TYPE) == "figure_description":
+            continue
         by_page[PageKey(doc_id_of(node), page_of(node))].append(node)
     keys = list(by_page)
     return keys, [merged_text(by_page[key]) for key in keys]

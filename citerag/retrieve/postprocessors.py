@@ -75,8 +75,7 @@ class HighlightPostprocessor(BaseNodePostprocessor):
                 query_vector,
                 k=self.per_node,
             )
-            marked = node.model_copy(deep=True)
-            marked.metadata[HIGHLIGHTS] = [
+            highlights = [
                 {
                     "text": h.highlight.text,
                     "startOffset": h.highlight.startOffset,
@@ -86,6 +85,9 @@ class HighlightPostprocessor(BaseNodePostprocessor):
                 }
                 for h in chosen
             ]
+            # A shallow copy with its own metadata: the caller's node stays as it was, without
+            # deep-copying its sentence spans and boxes on every question.
+            marked = node.model_copy(update={"metadata": {**node.metadata, HIGHLIGHTS: highlights}})
             result.append(NodeWithScore(node=marked, score=scored.score))
         return result
 

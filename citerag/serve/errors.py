@@ -51,6 +51,10 @@ class ApiError(Exception):
         self.message = message
 
 
+class Refused(ValueError):
+    """A request field refused with the engine's own sentence (answered as it is, 422)."""
+
+
 def error_body(status: int, message: str) -> dict[str, object]:
     return {"error": {"message": message, "type": _TYPES.get(status, "api_error"), "code": status}}
 
@@ -99,6 +103,9 @@ def validation_sentence(error: RequestValidationError) -> str:
     if first.get("type") == "json_invalid":
         reason = first.get("ctx", {}).get("error", "it cannot be parsed")
         return f"The request body is not valid JSON ({reason}); send a JSON object as /docs shows."
+    refused = first.get("ctx", {}).get("error")
+    if first.get("type") == "value_error" and isinstance(refused, Refused):
+        return str(refused)  # the engine's own sentence, as the CLI prints it
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
     return f"The request's {where!r} is not valid ({first.get('msg', 'invalid')}); see /docs."
 

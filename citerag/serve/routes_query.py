@@ -47,7 +47,10 @@ async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | 
     `stream: true`: `chat.completion.chunk` events whose content joins to the same answer; the
     last chunk (`finish_reason: "stop"`) carries `sources` and `metadata`; then `data: [DONE]`.
     Extra body fields (`extra_body`): `top_k`, `pages`, `mode`, `top_k_files`, as in
-    `POST /api/rag/query`.
+    `POST /api/rag/query`. Earlier `user`/`assistant` messages are the conversation: the last
+    user message is condensed from them into a standalone question (with the configured LLM,
+    else offline by carrying the previous question's subject), reported in
+    `metadata.condensedQuestion` and `metadata.condenseMethod`.
     """
     collection = safe_collection(body.model)
     result = await state.run(
@@ -58,6 +61,7 @@ async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | 
         body.page_range(),
         body.mode,
         body.top_k_files,
+        body.history(),
     )
     if not body.stream:
         return chat.chat_completion(result, body.model)

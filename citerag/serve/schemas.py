@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
+from citerag.query.conversation import ROLES, ChatTurn
+from citerag.query.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
+from citerag.serve.errors import Refused
 from citerag.store.base import PageRange
 from citerag.tree.pipeline import TOP_K_FILES
 
-MAX_TOP_K = 50
 MAX_TOP_K_FILES = 20
+T = TypeVar("T")
 Mode = Literal["subquestions", "hybrid", "single", "tree"]
 MODE_HELP = (
     "how the question is answered, as `main.py query --mode`: `subquestions` (default; the "
@@ -27,10 +31,10 @@ class QueryRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    query: str = Field(min_length=1, max_length=4000, description="the question")
+    query: str = Field(description=f"the question (up to {MAX_QUESTION_CHARS} characters)")
     collection: str = Field(default="default", description="the collection to ask")
     top_k: int | None = Field(
-        default=None, ge=1, le=MAX_TOP_K, alias="topK", description="number of sources"
+        default=None, alias="topK", description=f"number of sources (1 to {MAX_TOP_K})"
     )
     pages: str | None = Field(default=None, description="only pages A-B, e.g. '3-7'")
     mode: Mode = Field(default="subquestions", description=MODE_HELP)
@@ -41,6 +45,16 @@ class QueryRequest(BaseModel):
         alias="topKFiles",
         description=TOP_K_FILES_HELP,
     )
+
+    @field_validator("query")
+    @classmethod
+    def _askable(cls, question: str) -> str:
+        return refused_unless(checked_question, question)
+
+    @field_validator("top_k")
+    @classmethod
+    def _top_k_in_limit(cls, top_k: int | None) -> int | None:
+        return refused_unless(checked_top_k, top_k)
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
@@ -72,23 +86,39 @@ class ChatRequest(BaseModel):
     model: str = Field(description="the collection to ask (see GET /v1/models)")
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
-    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
+    top_k: int | None = Field(default=None, description=f"number of sources (1 to {MAX_TOP_K})")
     pages: str | None = None
     mode: Mode = Field(default="subquestions", description=MODE_HELP)
     top_k_files: int = Field(
         default=TOP_K_FILES, ge=1, le=MAX_TOP_K_FILES, description=TOP_K_FILES_HELP
     )
 
+    @field_validator("top_k")
+    @classmethod
+    def _top_k_in_limit(cls, top_k: int | None) -> int | None:
+        return refused_unless(checked_top_k, top_k)
+
     @field_validator("messages")
     @classmethod
     def _has_user_message(cls, messages: list[ChatMessage]) -> list[ChatMessage]:
-        if not any(m.role == "user" and m.text().strip() for m in messages):
-            raise ValueError("there is no user message with text")
+        asked = [m.text() for m in messages if m.role == "user" and m.text().strip()]
+        if not asked:
+            raise Refused("There is no user message with text; send the question as one.")
+        refused_unless(checked_question, asked[-1])
         return messages
 
     def question(self) -> str:
         """The last user message: the question this turn asks."""
-        return next(m.text() for m in reversed(self.messages) if m.role == "user" and m.text())
+        return next(
+            m.text() for m in reversed(self.messages) if m.role == "user" and m.text().strip()
+        )
+
+    def history(self) -> list[ChatTurn]:
+        """The user and assistant turns before the last user message (system ones left out):
+        what a follow-up is condensed from."""
+        last = max(i for i, m in enumerate(self.messages) if m.role == "user" and m.text().strip())
+        earlier = self.messages[:last]
+        return [ChatTurn(m.role, m.text()) for m in earlier if m.role in ROLES and m.text()]
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
@@ -100,6 +130,14 @@ class BoxesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     highlights: list[str] = Field(max_length=50)
+
+
+def refused_unless(check: Callable[[T], T], value: T) -> T:
+    """`check(value)`, its InputError turned into the validation error FastAPI answers."""
+    try:
+        return check(value)
+    except InputError as error:
+        raise Refused(str(error)) from None
 
 
 def parse_pages(text: str | None) -> PageRange | None:

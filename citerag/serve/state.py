@@ -14,6 +14,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
 from citerag.serve.errors import ApiError
 from citerag.serve.pages import PageSource
@@ -69,8 +70,8 @@ class Served:
         if collection not in self.engine.docstore.collections():
             raise ApiError(
                 404,
-                f"Collection {collection!r} does not exist; upload a document to it or see "
-                "GET /api/documents.",
+                f"Collection {collection!r} does not exist or has no documents; upload a PDF "
+                f"to it (POST /api/collections/{collection}/documents) or see GET /api/documents.",
             )
         return collection
 
@@ -82,11 +83,13 @@ class Served:
         pages: PageRange | None,
         mode: str = "hybrid",
         top_k_files: int = TOP_K_FILES,
+        history: Sequence[ChatTurn] = (),
     ) -> AnswerResult:
-        """The answer as `main.py query --mode` gives it (one dispatch for both)."""
+        """The answer as `main.py query --mode` gives it (one dispatch for both); with earlier
+        turns, the question condensed from them first (`metadata.condensedQuestion`)."""
         self.existing_collection(collection)
         return answer_question(
-            self.engine, question, collection, mode, top_k, pages, top_k_files=top_k_files
+            self.engine, question, collection, mode, top_k, pages, top_k_files, history
         )
 
     def ready_document(self, collection: str, name: str) -> DocumentRecord:

@@ -3,22 +3,21 @@
 An upload is refused (413 over the size cap, 415 when it is not a PDF, 422 when PyMuPDF cannot
 use it, with the CLI's sentence) before it is staged for the engine. A staged file goes into
 `uploads/<collection>/<name>` (where the viewer renders its pages) only once its ingest
-succeeded; a failed ingest leaves neither the file nor anything in the engine.
+succeeded; a failed ingest leaves neither the file nor anything in the engine. Jobs are kept on
+disk (`upload_jobs`): after a crash the next server resumes or fails them, and cleans staging.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from citerag.errors import InputError, RagError
 from citerag.ingest.pipeline import STAGES as INGEST_STAGES
@@ -26,28 +25,13 @@ from citerag.ingest.pipeline import Progress
 from citerag.ingest.shelf import Ingests, ingest_one
 from citerag.parse.validate import inspect_pdf
 from citerag.serve.errors import ApiError
+from citerag.serve.upload_jobs import JobRecords, UploadJob, interrupted_reason, sweep_staging
 
 log = logging.getLogger(__name__)
 PDF_MAGIC = b"%PDF-"
 MAGIC_WINDOW = 1024  # readers accept a PDF header anywhere in its first kilobyte
 STAGES = ("queued", *INGEST_STAGES, "done")
 KEPT_JOBS = 200
-
-
-@dataclass
-class UploadJob:
-    id: str
-    collection: str
-    name: str
-    status: str = "queued"  # queued, running, done, failed
-    stage: str = "queued"
-    progress: float = 0.0
-    message: str = ""
-    outcome: dict[str, Any] | None = None
-    created: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class FileStore:
@@ -61,6 +45,14 @@ class FileStore:
 
     def staging(self, job_id: str) -> Path:
         return self.root / ".staging" / job_id
+
+    def staged(self, job: UploadJob) -> Path:
+        return self.staging(job.id) / job.name
+
+    def holds(self, job: UploadJob) -> bool:
+        """Whether the kept file is this job's bytes (its ingest finished before a crash)."""
+        kept = self.path(job.collection, job.name)
+        return bool(job.sha256) and kept.is_file() and sha256_of(kept) == job.sha256
 
     def keep(self, staged: Path, collection: str, name: str) -> None:
         target = self.path(collection, name)
@@ -83,24 +75,32 @@ def mb(size: int) -> str:
     return f"{size / 1_048_576:.1f} MB"
 
 
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class UploadJobs:
-    """Stages checked uploads and ingests them on one background thread."""
+    """Stages checked uploads and ingests them on one background thread; every change of a
+    job is written to its record, and the unfinished jobs of a crashed server are taken up."""
 
     def __init__(self, engine: Ingests, files: FileStore) -> None:
         self._engine = engine
         self._files = files
+        self._records = JobRecords(files.root / ".jobs")
         self._jobs: OrderedDict[str, UploadJob] = OrderedDict()
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest")
+        self._take_up_records()
 
     def submit(self, data: bytes, name: str, collection: str) -> UploadJob:
         job = UploadJob(id=uuid.uuid4().hex, collection=collection, name=name)
         staged = self._stage(job, data)
-        with self._lock:
-            self._jobs[job.id] = job
-            while len(self._jobs) > KEPT_JOBS:
-                self._jobs.popitem(last=False)
-        self._pool.submit(self._run, job, staged)
+        self._remember(job)
+        self._pool.submit(self._run, job, staged, True)
         return job
 
     def get(self, job_id: str) -> UploadJob:
@@ -113,6 +113,45 @@ class UploadJobs:
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
+    def _take_up_records(self) -> None:
+        """Load the kept jobs; resume or fail the unfinished ones; clean staging."""
+        resumed: set[str] = set()
+        for job in self._records.load():
+            self._remember(job, save=False)
+            if job.finished:
+                continue
+            staged = self._files.staged(job)
+            source = staged if staged.is_file() else None
+            keep = source is not None
+            if source is None and self._files.holds(job):
+                source = self._files.path(job.collection, job.name)
+            reason = interrupted_reason(job, source)
+            if reason or source is None:
+                self._finish(job, "failed", reason)
+                continue
+            log.warning("resuming the upload of %s (the server stopped during it)", job.name)
+            job.status, job.message = "queued", "Resumed after the server restarted."
+            self._save(job)
+            resumed.add(job.id)
+            self._pool.submit(self._run, job, source, keep)
+        sweep_staging(self._files.root / ".staging", resumed)
+
+    def _remember(self, job: UploadJob, save: bool = True) -> None:
+        with self._lock:
+            self._jobs[job.id] = job
+            while len(self._jobs) > KEPT_JOBS:
+                expired, _ = self._jobs.popitem(last=False)
+                self._records.remove(expired)
+        if save:
+            self._save(job)
+
+    def _save(self, job: UploadJob) -> None:
+        with self._lock:
+            try:
+                self._records.save(job)
+            except OSError as error:  # the job goes on; only a crash would lose it
+                log.warning("could not write the record of upload job %s (%s)", job.id, error)
+
     def _stage(self, job: UploadJob, data: bytes) -> Path:
         """The bytes written under the upload's own name and opened as the CLI would (422)."""
         folder = self._files.staging(job.id)
@@ -120,35 +159,44 @@ class UploadJobs:
         staged = folder / job.name
         staged.write_bytes(data)
         try:
-            inspect_pdf(staged)
+            job.sha256 = inspect_pdf(staged).sha256
         except InputError as error:
             shutil.rmtree(folder, ignore_errors=True)
             raise ApiError(422, str(error)) from None
         return staged
 
-    def _run(self, job: UploadJob, staged: Path) -> None:
-        job.status = "running"
+    def _run(self, job: UploadJob, source: Path, keep: bool) -> None:
+        """Ingest `source`; `keep`: it is the staged copy, moved into place once ingested."""
+        job.status, job.attempts = "running", job.attempts + 1
+        self._save(job)
         try:
-            result = ingest_one(self._engine, staged, job.collection, self._progress(job))
+            result = ingest_one(self._engine, source, job.collection, self._progress(job))
             if result.failed:
-                job.status, job.message = "failed", result.message
+                self._finish(job, "failed", result.message)
                 return
-            self._files.keep(staged, job.collection, job.name)
+            if keep:
+                self._files.keep(source, job.collection, job.name)
             job.outcome = result.to_dict()
-            job.status, job.stage, job.progress = "done", "done", 1.0
+            job.stage, job.progress = "done", 1.0
+            self._finish(job, "done")
         except RagError as error:
-            job.status, job.message = "failed", str(error)
+            self._finish(job, "failed", str(error))
         except Exception as error:  # noqa: BLE001 - a job reports any failure, never dies silent
             log.exception("ingesting upload %s failed", job.name)
-            job.status, job.message = "failed", f"Ingesting {job.name} failed ({error})."
-        finally:
-            shutil.rmtree(staged.parent, ignore_errors=True)
+            self._finish(job, "failed", f"Ingesting {job.name} failed ({error}).")
 
-    @staticmethod
-    def _progress(job: UploadJob) -> Progress:
+    def _finish(self, job: UploadJob, status: str, message: str = "") -> None:
+        """The final state, written before its staging folder goes."""
+        job.status = status
+        job.message = message or job.message
+        self._save(job)
+        shutil.rmtree(self._files.staging(job.id), ignore_errors=True)
+
+    def _progress(self, job: UploadJob) -> Progress:
         def step(stage: str) -> None:
             job.stage = stage
             if stage in STAGES:
                 job.progress = STAGES.index(stage) / (len(STAGES) - 1)
+            self._save(job)
 
         return step

@@ -1,4 +1,5 @@
-"""Folders replaced and removed by rename, so a process killed mid-write leaves nothing visible.
+"""Files and folders replaced and removed by rename, so a process killed mid-write leaves
+nothing visible.
 
 Writers stage under `.<name>.tmp-<pid>` and removers rename to `.<name>.old-<pid>` before
 deleting; readers skip names that start with a dot, and copies whose writer no longer runs are
@@ -7,9 +8,25 @@ deleted by the next writer.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """`data` as JSON at `path`: readers see the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out, ensure_ascii=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def swap_in(staging: Path, folder: Path) -> None:

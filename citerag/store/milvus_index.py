@@ -214,16 +214,26 @@ class MilvusIndex:
         if top_k < 1 or len(queries) == 0 or any(x is not None and not x for x in (doc_ids, ids)):
             return empty
         with self._lock:
-            if not self._client.has_collection(name):
+            # A loaded collection is searched at once (a has_collection round trip per question
+            # cost more than the search); one dropped meanwhile by another process fails the
+            # search, and is then found missing.
+            if name not in self._loaded:
+                if not self._client.has_collection(name):
+                    return empty
+                self._load(name)
+            try:
+                hits = self._client.search(
+                    name,
+                    data=list(queries),
+                    limit=top_k,
+                    filter=_filter(page_range, doc_ids, ids),
+                    output_fields=["id"],
+                )
+            except MilvusException:
+                if self._client.has_collection(name):
+                    raise
+                self._loaded.discard(name)
                 return empty
-            self._load(name)
-            hits = self._client.search(
-                name,
-                data=list(queries),
-                limit=top_k,
-                filter=_filter(page_range, doc_ids, ids),
-                output_fields=["id"],
-            )
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
 
     def count(self, collection: str, doc_id: str | None = None) -> int:

@@ -201,7 +201,7 @@ class MongoDocStore:
         return dict(found["tree"]) if found else None
 
     def collections(self) -> list[str]:
-        return sorted(self._documents.distinct("collection"))
+        return sorted(self._documents.distinct("collection", {"status": "ready"}))
 
     def drop_database(self) -> None:
         """Remove everything this store holds (used by tests on throwaway databases)."""

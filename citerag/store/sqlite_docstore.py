@@ -291,7 +291,9 @@ class SQLiteDocStore:
         return json.loads(rows[0][0]) if rows else None
 
     def collections(self) -> list[str]:
-        rows = self._read("SELECT DISTINCT collection FROM documents ORDER BY collection")
+        rows = self._read(
+            "SELECT DISTINCT collection FROM documents WHERE status = 'ready' ORDER BY collection"
+        )
         return [row[0] for row in rows]
 
     def close(self) -> None:

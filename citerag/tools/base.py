@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -22,7 +21,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerMetadata
-from citerag.enrich.fields import ENTITIES
 from citerag.plan.filters import SubQuestionFilters, filters_for
 from citerag.query.engine import checked_question
 from citerag.retrieve.collection_state import CollectionState
@@ -46,11 +44,10 @@ class ToolContext:
     def collection(self) -> str:
         return self.state.name
 
-    @cached_property
-    def known_entities(self) -> list[str]:
+    @property
+    def known_entities(self) -> tuple[str, ...]:
         """The `distinct()` of stored entity values over the collection."""
-        values = {v for place in self.state.places.values() for v in place.get(ENTITIES) or []}
-        return sorted(values)
+        return self.state.known_entities
 
     def doc_ids(self) -> list[str]:
         return list(dict.fromkeys(str(p["doc_id"]) for p in self.state.places.values()))
@@ -63,6 +60,11 @@ class ToolContext:
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[TextNode]:
         return self.docstore.get_chunks(self.collection, list(chunk_ids))
+
+    @property
+    def budget(self) -> int:
+        """The most sources an answer may carry: `top_k`, else the configured default."""
+        return int(self.top_k or self.factory.settings.rerank_top_n)
 
     def postprocessors(self) -> list[BaseNodePostprocessor]:
         return list(self.factory.postprocessors(self.collection, self.top_k))

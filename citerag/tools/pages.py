@@ -51,9 +51,7 @@ class PagesEngine(ToolEngine):
             spans = [Span(None, 1, 10**6)]
         candidates = self._in_spans(query, spans, exclude=set(anchors))
         anchor_nodes = self._anchor_nodes(anchors, candidates, query)
-        top_k = (self.context.top_k or self.context.factory.settings.rerank_top_n) - len(
-            anchor_nodes
-        )
+        top_k = self.context.budget - len(anchor_nodes)
         others = [c for c in candidates if c.node.node_id not in anchors]
         ranked = postprocess(others, query, self.context.postprocessors())[: max(top_k, 0)]
         return ToolResult(anchor_nodes + ranked, len(candidates) + len(anchor_nodes), notes)
@@ -63,9 +61,11 @@ class PagesEngine(ToolEngine):
         found: dict[str, None] = {}
         places = self.context.state.places
         for wanted in labels:
-            for chunk_id, place in places.items():
-                if _defines(place, wanted):
-                    found.setdefault(chunk_id, None)
+            defining = [chunk_id for chunk_id, place in places.items() if _defines(place, wanted)]
+            # what a figure shows (its description node) before its caption
+            defining.sort(key=lambda c: not str(places[c].get(BLOCK_TYPE)).endswith(_DESCRIBED))
+            for chunk_id in defining:
+                found.setdefault(chunk_id, None)
         return list(found)[:MAX_ANCHORS]
 
     def spans(self, filters: SubQuestionFilters, anchors: list[str]) -> list[Span]:
@@ -120,12 +120,17 @@ class PagesEngine(ToolEngine):
         return postprocess(nodes, query, self.context.highlight_only())
 
 
+_DESCRIBED = "_description"  # the block type of a figure's description node: "figure_description"
+
+
 def _defines(place: dict[str, object], wanted: str) -> bool:
     stored = place.get(LABELS) or []
     if isinstance(stored, list) and wanted in stored:
         return True
     kind, _, label = wanted.partition(":")
-    return place.get(BLOCK_TYPE) == kind and str(place.get(LABEL) or "").casefold() == label
+    # a figure's caption chunk, or its description node (`enrich.figures`)
+    defining = (kind, f"{kind}{_DESCRIBED}")
+    return place.get(BLOCK_TYPE) in defining and str(place.get(LABEL) or "").casefold() == label
 
 
 def _with_base(filters: MetadataFilters, base: MetadataFilters | None) -> MetadataFilters:

@@ -30,7 +30,7 @@ class SummaryEngine(ToolEngine):
     )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
-        limit = self.context.top_k or self.context.factory.settings.rerank_top_n
+        limit = self.context.budget
         picks = self._picks(filters, limit)
         nodes: list[NodeWithScore] = []
         for rank, (chunk_id, focus) in enumerate(picks):

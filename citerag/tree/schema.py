@@ -85,9 +85,10 @@ def _check_object(
             out.append(f"{at}: unexpected {key!r}")
 
 
-def tree_errors(data: dict[str, Any]) -> list[str]:
-    """Schema errors plus what a schema cannot say: unique ids in depth-first order, spans
-    that run forwards and children inside their parent's pages."""
+def tree_errors(data: dict[str, Any], ordered_ids: bool = True) -> list[str]:
+    """Schema errors plus what a schema cannot say: unique ids in depth-first order (only
+    unique when not `ordered_ids`: a tree imported from PageIndex keeps its ids), spans that
+    run forwards and children inside their parent's pages."""
     errors = schema_errors(data)
     if errors:
         return errors
@@ -105,6 +106,8 @@ def tree_errors(data: dict[str, Any]) -> list[str]:
 
     for node in data["structure"]:
         visit(node, None)
-    if ids != [f"{i:04d}" for i in range(len(ids))]:
+    if ordered_ids and ids != [f"{i:04d}" for i in range(len(ids))]:
         errors.append("node ids are not 0000, 0001, ... in depth-first order")
+    elif len(set(ids)) != len(ids):
+        errors.append("node ids are not unique")
     return errors

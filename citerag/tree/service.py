@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.schema import QueryBundle
@@ -11,6 +12,7 @@ from citerag.answer.number_check import with_number_check
 from citerag.errors import InputError
 from citerag.nodes import doc_id_of, doc_name_of, page_of
 from citerag.query.engine import checked_question
+from citerag.tree.imported import IMPORTED, ImportedTree, import_pageindex, read_pageindex_file
 from citerag.tree.ingest import summarizer_for
 from citerag.tree.model import DocumentTree
 from citerag.tree.pipeline import TOP_K_FILES, FileHits, run_pipeline
@@ -22,12 +24,27 @@ NO_TREE = "This document has no section tree stored; ingest it again to build on
 
 def stored_tree(engine: Any, collection: str, name: str) -> DocumentTree:
     """The tree of the document called `name` in `collection`, or a one-sentence InputError."""
+    return load_tree(engine, collection, _ready_record(engine, collection, name).doc_id)
+
+
+def import_tree(engine: Any, collection: str, name: str, tree_file: Path) -> ImportedTree:
+    """PageIndex's JSON in `tree_file`, checked against the stored document `name` (its pages,
+    its chunks) and stored as its tree, which tree mode then uses."""
+    data = read_pageindex_file(tree_file)
+    record = _ready_record(engine, collection, name)
+    chunks = engine.docstore.chunks_of(collection, record.doc_id)
+    imported = import_pageindex(data, record.name, record.doc_id, record.pages, chunks)
+    engine.docstore.put_tree(collection, record.doc_id, imported.tree.to_record())
+    return imported
+
+
+def _ready_record(engine: Any, collection: str, name: str) -> Any:
     records = [r for r in engine.docstore.find_by_name(collection, name) if r.status == "ready"]
     if not records:
         raise InputError(
             f"No document named {name!r} in collection {collection!r}; see `python main.py list`."
         )
-    return load_tree(engine, collection, records[-1].doc_id)
+    return records[-1]
 
 
 def resummarize(engine: Any, collection: str, name: str) -> tuple[DocumentTree, SummaryReport]:
@@ -63,7 +80,7 @@ def find_tree(engine: Any, collection: str, doc_id: str) -> DocumentTree | None:
     if data is None:
         return None
     tree = DocumentTree.from_record(data)
-    problems = tree_errors(tree.to_pageindex(with_text=True))
+    problems = tree_errors(tree.to_pageindex(with_text=True), tree.source != IMPORTED)
     if problems:
         raise InputError(f"The stored section tree is malformed ({problems[0]}); ingest again.")
     return tree

@@ -1,0 +1,71 @@
+"""The embedder's backends: ONNX Runtime gives PyTorch's vectors, exports once, and int8 is
+keyed apart (its vectors differ), so a collection never mixes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citerag.embed.embedder import Embedder, default_model_path
+from citerag.embed.onnx_backend import FLOAT_FILE, export_folder, onnx_available
+from citerag.errors import ConfigError
+from citerag.ingest.pipeline import ingest_key
+from citerag.settings import Settings
+
+TEXTS = [
+    "Netflix's streaming revenues grew in 2020.",
+    "What did the author work on before college?",
+    "Cash provided by operating activities",
+]
+
+
+def test_an_unknown_backend_is_named_with_the_choices() -> None:
+    with pytest.raises(ConfigError, match="embedding_backend is 'tensorrt'; choose one of"):
+        Embedder(backend="tensorrt")
+
+
+def test_settings_refuse_an_unknown_backend() -> None:
+    with pytest.raises(ConfigError, match="embedding_backend"):
+        Settings(embedding_backend="gpu")
+
+
+def test_only_int8_changes_the_document_key() -> None:
+    sha = "ab" * 32
+    keys = {b: ingest_key(sha, Settings(embedding_backend=b)) for b in ("auto", "torch", "onnx")}
+    assert len(set(keys.values())) == 1
+    assert ingest_key(sha, Settings(embedding_backend="onnx-int8")) != keys["auto"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not onnx_available(), reason="onnxruntime/optimum are not installed")
+def test_onnx_gives_torch_vectors_and_exports_once(tmp_path: Path) -> None:
+    onnx = Embedder(backend="onnx", cache_dir=tmp_path)
+    torch = Embedder(backend="torch")
+    assert onnx.backend == "onnx"
+    got, want = onnx.embed(TEXTS), torch.embed(TEXTS)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert np.abs(got - want).max() < 1e-5
+    folder = export_folder(default_model_path(), tmp_path)
+    model_file = folder / FLOAT_FILE
+    stamp = model_file.stat().st_mtime_ns
+    again = Embedder(backend="onnx", cache_dir=tmp_path)
+    assert np.abs(again.embed(TEXTS) - want).max() < 1e-5
+    assert model_file.stat().st_mtime_ns == stamp  # reused, not exported again
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name]  # no scratch folder left
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not onnx_available(), reason="onnxruntime/optimum are not installed")
+def test_int8_vectors_are_close_but_not_the_same(tmp_path: Path) -> None:
+    exact = Embedder(backend="onnx", cache_dir=tmp_path).embed(TEXTS)
+    quantized = Embedder(backend="onnx-int8", cache_dir=tmp_path).embed(TEXTS)
+    cosines = (exact * quantized).sum(axis=1)
+    assert np.all(cosines > 0.95)
+    assert np.abs(exact - quantized).max() > 1e-4
+
+
+def test_int8_vectors_are_recorded_as_another_model() -> None:
+    assert Embedder(backend="onnx").model_id == Embedder(backend="torch").model_id
+    assert Embedder(backend="onnx-int8").model_id != Embedder(backend="onnx").model_id
