@@ -71,6 +71,14 @@ def test_labels_and_citation_markers_are_not_claims() -> None:
     assert found.checked == 0 and not found.unsupported
 
 
+def test_each_sentence_is_held_to_its_own_marker_and_vs_ends_no_sentence() -> None:
+    share = "In total, 39% fall into these groups (49% vs. 76%) and go online less."
+    sources = [_source(1, "Share who go online, 2000-2013"), _source(2, share)]
+    answer = f"Share who go online, 2000-2013 [1] {share} [2]"
+    found = check_numbers("Who goes online?", answer, sources)
+    assert found.checked == 5 and not found.unsupported
+
+
 def test_numbers_the_question_states_are_not_claims() -> None:
     found = check_numbers(QUESTION, "In 2020 it was $24,996,056 thousand [1].", SOURCES)
     assert found.checked == 1 and not found.unsupported

@@ -20,8 +20,12 @@ from citerag.answer.citations import cited_numbers
 from citerag.answer.contract import AnswerResult
 from citerag.answer.numbers import Quantity, any_figure, figure_index, quantities
 
-# A claim ends at its sentence's end and the markers right after it ("... 0.97. [1] Next").
-_CLAIM_END = re.compile(r"[.!?][\"”’)]?(?:[ \t]*\[\d+\])*(?=\s+|$)|\n+")
+# A claim ends at its sentence's end and the markers right after it ("... 0.97. [1] Next"), or
+# at markers followed by a space ("... 2000-2013 [7] In total"); "vs." and "Mr." end nothing.
+_CLAIM_END = re.compile(
+    r"(?<!\bvs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bNo)(?<!\bInc)(?<!\bCo)"
+    r"[.!?][\"”’)]?(?:[ \t]*\[\d+\])*(?=\s+|$)|(?:\[\d+\])+(?=[ \t]+\S)|\n+"
+)
 _MARKER = re.compile(r"\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 
 
