@@ -32,6 +32,10 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if not {"-v", "--verbose"} & set(sys.argv[1:]):
+    # gRPC's C core (under pymilvus) prints keepalive notes ("too_many_pings") on stderr
+    # during long ingests; read when the library loads, so set before any import of it.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from citerag.cli_output import (  # noqa: E402
     StageBar,
@@ -52,7 +56,12 @@ log = logging.getLogger("citerag")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="main.py", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log debug details on stderr (else warnings only; RAG_LOG_LEVEL=INFO for more)",
+    )
     commands = parser.add_subparsers(dest="command")
 
     ingest = commands.add_parser("ingest", help="parse, chunk, embed and store PDFs")
@@ -484,6 +493,26 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+LOG_LEVEL_VARIABLE = "RAG_LOG_LEVEL"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def configure_logging(verbose: bool, level_name: str = "") -> None:
+    """Warnings and errors only, unless `--verbose` (DEBUG) or RAG_LOG_LEVEL asks for more: the
+    quick start prints answers, not the libraries' INFO and DEBUG records."""
+    name = "DEBUG" if verbose else (level_name.strip().upper() or "WARNING")
+    if name not in LOG_LEVELS:
+        raise InputError(
+            f"{LOG_LEVEL_VARIABLE}={level_name!r} is not a log level; use one of "
+            f"{', '.join(LOG_LEVELS)}."
+        )
+    level = getattr(logging, name)
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    log.setLevel(level)
+
+
 COMMANDS = {
     "ingest": run_ingest,
     "query": run_query,
@@ -498,14 +527,9 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         load_env_file()
+        configure_logging(args.verbose, os.environ.get(LOG_LEVEL_VARIABLE, ""))
         if args.command is None:
             return run_configured_article()
         return COMMANDS[args.command](args)

@@ -78,6 +78,7 @@ def format_answer(question: str, result: Any) -> str:
         lines.append(f"   asked as: {meta['condensedQuestion']} ({meta['condenseMethod']})")
     lines.append("-" * WIDTH)
     lines += textwrap.wrap(data["answer"], WIDTH) or [""]
+    lines += _unsupported_lines(meta.get("unsupportedNumbers", []))
     lines.append(
         f"({meta['model']}, {meta['retrievalMethod']}, reranked={meta['reranked']}, "
         f"{meta['processingTime']} ms)"
@@ -94,6 +95,19 @@ def format_answer(question: str, result: Any) -> str:
                 f"» {snippet}", WIDTH, initial_indent="      ", subsequent_indent="        "
             )
     return "\n".join(lines)
+
+
+def _unsupported_lines(unsupported: Sequence[dict[str, Any]]) -> list[str]:
+    """A mark under the answer for each number no cited source holds."""
+    lines = []
+    for item in unsupported:
+        cited = "".join(f"[{n}]" for n in item["citations"]) or "any source"
+        lines += textwrap.wrap(
+            f"! {item['number']} is not in {cited}: “{' '.join(item['claim'].split())}”",
+            WIDTH,
+            subsequent_indent="    ",
+        )
+    return lines
 
 
 def format_documents(documents: Sequence[Any]) -> str:

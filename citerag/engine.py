@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.answer.number_check import with_number_check
 from citerag.embed.collection_model import check_model, record_model
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
@@ -224,7 +225,7 @@ class Engine:
             else self.query_engine(collection, top_k=top_k, filters=filters)
         )
         response = engine.query(QueryBundle(checked_question(question)))
-        return answer_from_response(response)  # type: ignore[arg-type]
+        return with_number_check(question, answer_from_response(response))  # type: ignore[arg-type]
 
     def retrieve(
         self,

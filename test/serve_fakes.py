@@ -65,6 +65,7 @@ class FakeEngine:
     failure: Exception | None = None
     model: str = "extractive"
     tokens: int = 0
+    unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
 
     def query(
         self,
@@ -88,6 +89,7 @@ class FakeEngine:
             model=self.model,
             tokens_used=self.tokens,
             sub_questions=list(self.sub_questions) if plan else [],
+            unsupported_numbers=list(self.unsupported_numbers),
         )
         return AnswerResult(ANSWER, sources, metadata)
 

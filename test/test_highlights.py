@@ -188,4 +188,6 @@ def test_contract_sources_keep_only_highlights_that_round_trip() -> None:
         "numChunksRetrieved",
         "reranked",
         "subQuestions",
+        "numbersChecked",
+        "unsupportedNumbers",
     }

@@ -96,6 +96,20 @@ def test_usage_is_reported_only_when_an_llm_counted_tokens(
     assert json.loads(events[-2])["usage"]["total_tokens"] == 321
 
 
+def test_unsupported_numbers_reach_the_api_whole_and_streamed(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, engine = api
+    claim = {"number": "$3.4 billion", "claim": "It was $3.4 billion [1].", "citations": [1]}
+    engine.unsupported_numbers = [claim]
+    query = client.post("/api/rag/query", json={"query": "How?", "collection": "demo"}).json()
+    assert query["metadata"]["unsupportedNumbers"] == [claim]
+    body = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": "How?"}]}
+    with client.stream("POST", "/v1/chat/completions", json=body) as response:
+        events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    assert json.loads(events[-2])["metadata"]["unsupportedNumbers"] == [claim]
+
+
 def test_unknown_collection_is_404_and_never_reaches_the_engine(
     api: tuple[TestClient, FakeEngine],
 ) -> None:

@@ -118,3 +118,27 @@ def test_renders_beyond_the_slots_wait_then_get_503_not_a_worker(
         for _ in held:
             source._render_slots.release()
     assert source.png(pdf, 1, 1.0).startswith(b"\x89PNG")
+
+
+def test_a_table_row_highlight_is_boxed_on_the_line_of_its_cells(tmp_path: Path) -> None:
+    """The row label also appears in prose above; the box is the row with its numbers."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "Revenues grew in every region this year.")
+    for y, (label, first, second) in (
+        (120, ("Revenues", "$ 24,996,056", "$ 20,156,447")),
+        (140, ("Net income", "2,761,395", "1,866,916")),
+    ):
+        page.insert_text((72, y), label)
+        page.insert_text((300, y), first)
+        page.insert_text((420, y), second)
+    pdf = tmp_path / "statement.pdf"
+    doc.save(pdf)
+    settings = Settings(storage_dir=tmp_path / "storage")
+    pages = PageSource(settings, FileStore(tmp_path / "uploads"), [tmp_path])
+    found = pages.boxes(pdf, 1, ["|Revenues|$24,996,056|$20,156,447|"])
+    box = found["highlights"][0]["box"]
+    assert box is not None
+    # the row, not the prose above nor the next row
+    assert box["y0"] < 120 < box["y1"] and box["y1"] < 135
+    assert box["x0"] == pytest.approx(72, abs=2) and box["x1"] > 420

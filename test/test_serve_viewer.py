@@ -61,12 +61,7 @@ def test_ask_click_the_first_citation_and_see_its_boxed_page(base: str, browser:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(base + "/")
-    page.wait_for_selector("#collection option[value='demo']", state="attached")
-    page.select_option("#collection", "demo")
-    page.fill("#question", QUESTION)
-    page.click("#ask")
-    page.wait_for_selector("body[data-state='answered']", timeout=TIMEOUT_MS)
+    _ask(page, base, QUESTION)
 
     answer = page.inner_text("#answer")
     assert "[1]" in answer
@@ -126,4 +121,56 @@ def test_the_mode_selector_sends_the_mode_and_single_mode_has_no_sub_questions(
     assert "[1]" in page.inner_text("#answer")
     assert page.locator("#sub-questions li").count() == 0
     assert not page.locator("#sub-questions-title").is_visible()
+    page.close()
+
+
+def _ask(page: Any, base: str, question: str) -> None:
+    page.goto(base + "/")
+    page.wait_for_selector("#collection option[value='demo']", state="attached")
+    page.select_option("#collection", "demo")
+    page.fill("#question", question)
+    page.click("#ask")
+    page.wait_for_selector("body[data-state='answered']", timeout=TIMEOUT_MS)
+
+
+def test_a_table_answer_boxes_the_answering_row_on_the_page(base: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    _ask(page, base, "Which parser had the highest table fidelity in Table 1?")
+    assert "PyMuPDF has the highest table fidelity, 0.97 [1]." in page.inner_text("#answer")
+    page.locator("#answer button.cite[data-citation='1']").first.click()
+    page.wait_for_selector("body[data-state='page-ready']", timeout=TIMEOUT_MS)
+    boxes = page.locator("#page-boxes .highlight-box")
+    assert boxes.count() == 1
+    assert page.locator("#page-boxes .highlight-box.approximate").count() == 0
+    frame = page.locator("#page-image").bounding_box()
+    box = boxes.first.bounding_box()
+    assert box is not None and inside(box, frame)
+    assert box["height"] < 0.03 * frame["height"]  # one row, not the whole table
+    page.close()
+
+
+def test_numbers_no_cited_source_holds_are_marked_in_the_answer(base: str, browser: Any) -> None:
+    """The answer stream is scripted: the mark comes from metadata.unsupportedNumbers."""
+    import json
+
+    text = "PyMuPDF scored 0.99 in fidelity [1]."
+    claim = {"number": "0.99", "claim": text, "citations": [1]}
+    chunks = [
+        {"choices": [{"delta": {"role": "assistant", "content": text}}]},
+        {
+            "choices": [{"delta": {}}],
+            "sources": [],
+            "metadata": {"subQuestions": [], "unsupportedNumbers": [claim]},
+        },
+    ]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.route(
+        "**/v1/chat/completions",
+        lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body),
+    )
+    _ask(page, base, "Which parser had the highest table fidelity?")
+    marks = page.locator("#answer mark.unsupported")
+    assert marks.count() == 1 and marks.first.inner_text() == "0.99"
+    assert "[1]" in (marks.first.get_attribute("title") or "")
     page.close()

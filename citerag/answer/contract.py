@@ -84,6 +84,9 @@ class AnswerMetadata:
     num_chunks_retrieved: int = 0
     reranked: bool = False
     sub_questions: list[Any] = field(default_factory=list)
+    numbers_checked: int = 0  # numbers of the answer looked for in its cited sources
+    # those not found: {"number", "claim", "citations"} each (`citerag.answer.number_check`)
+    unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
     # A conversation's turn (citerag.query.conversation): the standalone question answered,
     # how it was condensed ("none", "offline", "llm") and why the LLM's rewrite was not used.
     condensed_question: str = ""
@@ -99,6 +102,8 @@ class AnswerMetadata:
             "numChunksRetrieved": self.num_chunks_retrieved,
             "reranked": self.reranked,
             "subQuestions": list(self.sub_questions),
+            "numbersChecked": self.numbers_checked,
+            "unsupportedNumbers": list(self.unsupported_numbers),
         }
         if self.condense_method:
             data["condensedQuestion"] = self.condensed_question

@@ -216,6 +216,16 @@ def _terms(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
 
 
+def content_terms(text: str) -> set[str]:
+    """The stemmed words of `text` that carry meaning (stop words left out)."""
+    return set(_terms(text))
+
+
+def stem(word: str) -> str:
+    """The light stem highlights compare words by ("increased" → "increas")."""
+    return _stem(word)
+
+
 @lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """Light normalization: plurals, -ing/-ed and a final e, so 'increased' meets 'increase'."""

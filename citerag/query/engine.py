@@ -20,6 +20,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
+from citerag.answer.compose import extractive_from_nodes
 from citerag.answer.contract import (
     AnswerMetadata,
     AnswerResult,
@@ -27,8 +28,6 @@ from citerag.answer.contract import (
     in_reading_order,
     sources_from_nodes,
 )
-from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.nodes import HIGHLIGHTS
 from citerag.query.limits import checked_question
 from citerag.retrieve.rerank import RerankPostprocessor
 
@@ -90,18 +89,8 @@ class CitedQueryEngine(BaseQueryEngine):
         if self._answerer is not None and sources:
             result = self._answerer.answer(question, in_reading_order(sources))
             return normalize_citations(result.text, sources), result.model, result.tokens_used
-        candidates = [
-            ExtractiveCandidate(
-                source.citation_number,
-                source.page_number,
-                int(h["startOffset"]),
-                str(h["text"]),
-                float(h.get("score", 0.0)),
-            )
-            for source, scored in zip(sources, nodes, strict=True)
-            for h in scored.node.metadata.get(HIGHLIGHTS, [])
-        ]
-        return extractive_answer(candidates), EXTRACTIVE_MODEL, 0
+        numbered = [(s.citation_number, n) for s, n in zip(sources, nodes, strict=True)]
+        return extractive_from_nodes(question, numbered), EXTRACTIVE_MODEL, 0
 
 
 def answer_from_response(response: Response) -> AnswerResult:

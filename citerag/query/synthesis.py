@@ -20,9 +20,8 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.citations import normalize_citations
+from citerag.answer.compose import extractive_from_nodes
 from citerag.answer.contract import AnswerMetadata, in_reading_order, sources_from_nodes
-from citerag.answer.extractive import NO_ANSWER, ExtractiveCandidate, extractive_answer
-from citerag.nodes import HIGHLIGHTS, page_of
 from citerag.plan.filters import SubQuestionFilters
 from citerag.query.budget import fair_share
 from citerag.retrieve.filters import matches
@@ -122,25 +121,17 @@ def _compose(
         result = answerer.answer(_llm_question(question, parts), in_reading_order(sources))
         return normalize_citations(result.text, sources), result.model, result.tokens_used
     if len(parts) == 1:
-        return _extractive(merged, numbers[0]), EXTRACTIVE_MODEL, 0
-    blocks = [f"{part.question}\n{_extractive(merged, numbers[i])}" for i, part in enumerate(parts)]
+        return _extractive(parts[0].question, merged, numbers[0]), EXTRACTIVE_MODEL, 0
+    blocks = [
+        f"{part.question}\n{_extractive(part.question, merged, numbers[i])}"
+        for i, part in enumerate(parts)
+    ]
     return "\n\n".join(blocks), EXTRACTIVE_MODEL, 0
 
 
-def _extractive(merged: Sequence[NodeWithScore], numbers: Sequence[int]) -> str:
-    """The best highlighted sentences of the numbered sources, cited (as `CitedQueryEngine`)."""
-    candidates = [
-        ExtractiveCandidate(
-            number,
-            page_of(merged[number - 1].node),
-            int(h["startOffset"]),
-            str(h["text"]),
-            float(h.get("score", 0.0)),
-        )
-        for number in numbers
-        for h in merged[number - 1].node.metadata.get(HIGHLIGHTS, [])
-    ]
-    return extractive_answer(candidates) if candidates else NO_ANSWER
+def _extractive(question: str, merged: Sequence[NodeWithScore], numbers: Sequence[int]) -> str:
+    """The numbered sources' table answer or best highlighted sentences (as `CitedQueryEngine`)."""
+    return extractive_from_nodes(question, [(number, merged[number - 1]) for number in numbers])
 
 
 def _llm_question(question: str, parts: Sequence[SubAnswer]) -> str:

@@ -25,6 +25,7 @@ from citerag.settings import Settings
 
 MIN_ZOOM, MAX_ZOOM = 0.5, 4.0
 HEAD_TAIL_WORDS = 6
+ROW_TOLERANCE = 4.0  # points between the middles of cells on one table row
 CACHED_PAGES = 64
 # A US Letter page at the highest zoom is 7.8 megapixels; an A0 poster at zoom 1 is 8.1. A page
 # past this many output pixels is refused: one huge page would otherwise take seconds and GBs.
@@ -170,7 +171,10 @@ def _page(doc: pymupdf.Document, number: int) -> pymupdf.Page:
 
 
 def _highlight_rects(page: pymupdf.Page, text: str) -> list[Box]:
-    """The line rectangles of a highlight: the whole text, else its first and last words."""
+    """The line rectangles of a highlight: the whole text, else its first and last words; a
+    table row (`|Revenues|$ 24,996,056|...|`) is the band of its cells on one line."""
+    if text.strip().startswith("|"):
+        return _row_rects(page, text)
     rects = page.search_for(text.strip())
     if not rects:
         words = text.split()
@@ -195,3 +199,29 @@ def _union(rects: Sequence[Box]) -> Box:
         max(r.x1 for r in rects),
         max(r.y1 for r in rects),
     )
+
+
+def _row_rects(page: pymupdf.Page, row: str) -> list[Box]:
+    """The box around a table row's cells, found where the most of them share a line."""
+    cells = [" ".join(c.split()) for c in row.strip().strip("|").split("|") if c.strip()]
+    found = [_cell_rects(page, cell) for cell in cells]
+    best: list[pymupdf.Rect] = []
+    for anchor in found[0] if found else []:
+        middle = (anchor.y0 + anchor.y1) / 2
+        on_line = [anchor] + [hit for hits in found[1:] if (hit := _on_line(hits, middle))]
+        if len(on_line) > len(best):
+            best = on_line
+    if not best:
+        return []
+    return [_union([Box(r.x0, r.y0, r.x1, r.y1) for r in best])]
+
+
+def _on_line(hits: list[pymupdf.Rect], middle: float) -> pymupdf.Rect | None:
+    return next((h for h in hits if abs((h.y0 + h.y1) / 2 - middle) <= ROW_TOLERANCE), None)
+
+
+def _cell_rects(page: pymupdf.Page, cell: str) -> list[pymupdf.Rect]:
+    """A cell's matches; "$24,996,056" is printed "$ 24,996,056", so the digits are tried too."""
+    hits = page.search_for(cell)
+    bare = cell.lstrip("$€£¥ ").rstrip("% ")
+    return list(hits) if hits or not bare else list(page.search_for(bare))

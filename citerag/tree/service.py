@@ -8,6 +8,7 @@ from typing import Any
 from llama_index.core.schema import QueryBundle
 
 from citerag.answer.contract import AnswerResult
+from citerag.answer.number_check import with_number_check
 from citerag.errors import InputError
 from citerag.nodes import doc_id_of, doc_name_of, page_of
 from citerag.query.engine import checked_question
@@ -105,7 +106,7 @@ def tree_answer(
     )
     if chat is not None:  # the node selections' tokens count too, not only the answer's
         result.metadata.tokens_used += chat.tokens
-    return result
+    return with_number_check(question, result)
 
 
 class _CountingChat:

@@ -6,6 +6,7 @@ const $ = (id) => document.getElementById(id);
 const CITATION = /\[(\d+)\]/g;
 let sources = [];
 let subQuestions = [];
+let unsupportedNumbers = [];
 let pageObjectUrl = null;
 
 function headers(extra = {}) {
@@ -99,7 +100,10 @@ async function ask(event) {
       text += chunk.choices[0].delta.content || "";
       $("answer").textContent = text;
       if (chunk.sources) sources = chunk.sources;
-      if (chunk.metadata) subQuestions = chunk.metadata.subQuestions || [];
+      if (chunk.metadata) {
+        subQuestions = chunk.metadata.subQuestions || [];
+        unsupportedNumbers = chunk.metadata.unsupportedNumbers || [];
+      }
     }
     renderAnswer(text);
     renderSubQuestions();
@@ -117,6 +121,7 @@ async function ask(event) {
 function resetAnswer() {
   sources = [];
   subQuestions = [];
+  unsupportedNumbers = [];
   $("answer").textContent = "";
   $("sub-questions").replaceChildren();
   $("sub-questions-title").hidden = true;
@@ -140,11 +145,35 @@ function renderAnswer(text) {
   answer.replaceChildren();
   let last = 0;
   for (const match of text.matchAll(CITATION)) {
-    answer.append(text.slice(last, match.index));
+    answer.append(...markUnsupported(text.slice(last, match.index)));
     answer.append(citeButton(Number(match[1])));
     last = match.index + match[0].length;
   }
-  answer.append(text.slice(last));
+  answer.append(...markUnsupported(text.slice(last)));
+}
+
+// Numbers that no cited source holds (metadata.unsupportedNumbers) are marked where they stand.
+function markUnsupported(segment) {
+  const parts = [];
+  let rest = segment;
+  for (;;) {
+    const hits = unsupportedNumbers
+      .map((item) => ({ item, at: rest.indexOf(item.number) }))
+      .filter((hit) => hit.at >= 0)
+      .sort((a, b) => a.at - b.at);
+    if (!hits.length) break;
+    const { item, at } = hits[0];
+    parts.push(rest.slice(0, at));
+    const mark = document.createElement("mark");
+    mark.className = "unsupported";
+    const cited = item.citations.map((n) => `[${n}]`).join("") || "any source";
+    mark.title = `Not found in ${cited}: check this number`;
+    mark.textContent = item.number;
+    parts.push(mark);
+    rest = rest.slice(at + item.number.length);
+  }
+  parts.push(rest);
+  return parts;
 }
 
 // The plan behind the answer: each sub-question, the tool that answered it, its citations.
