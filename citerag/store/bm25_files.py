@@ -30,8 +30,43 @@ from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
 
 IDS_FILE = "ids.json"
+MAX_LOOSE = 32  # documents searched one by one before the merged segment is made again
 FORMAT = 1
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """Many documents' segments of one kind concatenated, rows in document-id order."""
+
+    segment: Segment
+    parts: dict[str, Segment]  # doc id -> the segment merged in (identity tells a replacement)
+    starts: dict[str, int]  # doc id -> its first row
+    doc_order: tuple[str, ...]
+
+    @classmethod
+    def of(cls, parts: list[tuple[str, Segment]]) -> _Merged:
+        starts: dict[str, int] = {}
+        row = 0
+        for doc_id, segment in parts:
+            starts[doc_id] = row
+            row += len(segment)
+        return cls(
+            Segment.concat([s for _, s in parts]),
+            dict(parts),
+            starts,
+            tuple(d for d, _ in parts),
+        )
+
+
+@dataclass
+class _View:
+    """What one search of a kind reads: the merged segment, documents added since it was
+    merged (searched one by one), and merged documents since removed or replaced."""
+
+    merged: _Merged
+    loose: list[tuple[str, Segment]]
+    gone: list[str]
 
 
 @dataclass
@@ -42,6 +77,8 @@ class _Collection:
     entries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     length: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     ordered: list[tuple[str, dict[str, Segment]]] | None = None  # by doc id, rebuilt on change
+    merged: dict[str, _Merged] = field(default_factory=dict)
+    views: dict[str, _View] = field(default_factory=dict)  # per kind, until the next change
 
     def put(self, doc_id: str, kinds: dict[str, Segment]) -> None:
         self.drop(doc_id)
@@ -49,19 +86,52 @@ class _Collection:
         for kind, segment in kinds.items():
             self.entries[kind] += len(segment)
             self.length[kind] += segment.total_length
-        self.ordered = None
+        self._changed()
 
     def drop(self, doc_id: str) -> None:
         kinds = self.segments.pop(doc_id, None)
         for kind, segment in (kinds or {}).items():
             self.entries[kind] -= len(segment)
             self.length[kind] -= segment.total_length
+        self._changed()
+
+    def _changed(self) -> None:
         self.ordered = None
+        self.views.clear()
 
     def in_order(self) -> list[tuple[str, dict[str, Segment]]]:
         if self.ordered is None:
             self.ordered = sorted(self.segments.items())
         return self.ordered
+
+    def view(self, kind: str) -> _View:
+        """The kind's merged segment and what changed since, merged again once the documents
+        added since pass MAX_LOOSE or the rows removed since pass a quarter of it: a document
+        added or deleted costs its own segment, not a pass over the collection."""
+        if kind not in self.views:
+            view = self._view_of(self.merged.get(kind), kind)
+            if view is None:
+                live = [(d, kinds[kind]) for d, kinds in self.in_order() if len(kinds[kind])]
+                self.merged[kind] = _Merged.of(live)
+                view = _View(self.merged[kind], [], [])
+            self.views[kind] = view
+        return self.views[kind]
+
+    def _view_of(self, merged: _Merged | None, kind: str) -> _View | None:
+        if merged is None:
+            return None
+        loose = [
+            (d, kinds[kind])
+            for d, kinds in self.in_order()
+            if len(kinds[kind]) and merged.parts.get(d) is not kinds[kind]
+        ]
+        gone = [
+            d for d in merged.doc_order if self.segments.get(d, {}).get(kind) is not merged.parts[d]
+        ]
+        gone_rows = sum(len(merged.parts[d]) for d in gone)
+        if len(loose) > MAX_LOOSE or gone_rows * 4 > max(len(merged.segment), 1):
+            return None
+        return _View(merged, loose, gone)
 
 
 class BM25FilesIndex:
@@ -116,24 +186,36 @@ class BM25FilesIndex:
             return []
         with self._lock:
             loaded = self._loaded(collection)
-            segments = [kinds[kind] for _, kinds in loaded.in_order() if len(kinds[kind])]
+            view = loaded.view(kind)
             entries, length = loaded.entries[kind], loaded.length[kind]
         if not entries:
             return []
         unique, order = np.unique(hashes_of(tokens), return_inverse=True)
-        columns = [segment.columns(unique) for segment in segments]
-        df = np.sum([s.doc_freqs(c) for s, c in zip(segments, columns, strict=True)], axis=0)
+        merged = view.merged
+        parts = [(merged.segment, merged.segment.columns(unique))]
+        parts += [(segment, segment.columns(unique)) for _, segment in view.loose]
+        df = np.sum([s.doc_freqs(c) for s, c in parts], axis=0)
+        for doc_id in view.gone:  # merged, since removed or replaced: not in the statistics
+            part = merged.parts[doc_id]
+            df = df - part.doc_freqs(part.columns(unique))
         idf = lucene_idf(np.asarray(df).reshape(-1), entries)
         average = np.float64(length / entries)
-        found: list[tuple[Segment, np.ndarray, np.ndarray]] = []
-        for segment, cols in zip(segments, columns, strict=True):
+        hidden = [(merged.starts[d], merged.starts[d] + len(merged.parts[d])) for d in view.gone]
+        owners = [(merged.doc_order, np.array([merged.starts[d] for d in merged.doc_order]))]
+        owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in view.loose]
+        found: list[_Found] = []
+        for (segment, cols), (doc_ids, starts) in zip(parts, owners, strict=True):
             if not (cols >= 0).any():
                 continue
             scores = segment.scores(cols, order.reshape(-1), idf, average)
+            if segment is merged.segment:
+                for start, end in hidden:
+                    scores[start:end] = 0
             rows = np.flatnonzero(scores > 0)
             if allowed_ids is not None:
                 rows = np.array([r for r in rows if segment.ids[r] in allowed_ids], dtype=int)
-            found.append((segment, rows, scores[rows]))
+            owner = np.searchsorted(starts, rows, side="right") - 1
+            found.append(_Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
         return _best(found, top_k)
 
     def doc_ids(self, collection: str) -> set[str]:
@@ -194,17 +276,40 @@ class BM25FilesIndex:
         return self.root / collection / doc_id
 
 
-def _best(
-    found: list[tuple[Segment, np.ndarray, np.ndarray]], top_k: int
-) -> list[tuple[str, float]]:
-    """The `top_k` best (segment, row) pairs; a stable sort keeps segment then row order."""
+@dataclass(frozen=True)
+class _Found:
+    """A segment's hits: rows, scores, and each row's document and place in it (for ties)."""
+
+    segment: Segment
+    rows: np.ndarray
+    scores: np.ndarray
+    doc_ids: tuple[str, ...]
+    owner: np.ndarray  # index into doc_ids per row
+    place: np.ndarray  # the row's position within its document
+
+
+def _best(found: list[_Found], top_k: int) -> list[tuple[str, float]]:
+    """The `top_k` best hits; ties go to the smaller document id, then the earlier entry."""
     if not found:
         return []
-    scores = np.concatenate([s for _, _, s in found])
-    owner = np.concatenate([np.full(len(rows), i) for i, (_, rows, _) in enumerate(found)])
-    rows = np.concatenate([rows for _, rows, _ in found])
-    best = np.argsort(-scores, kind="stable")[:top_k]
-    return [(found[owner[i]][0].ids[rows[i]], float(scores[i])) for i in best]
+    scores = np.concatenate([f.scores for f in found])
+    if not len(scores):
+        return []
+    rank = {d: i for i, d in enumerate(sorted({d for f in found for d in f.doc_ids}))}
+    doc_rank = np.concatenate(
+        [np.array([rank[d] for d in f.doc_ids], dtype=np.int64)[f.owner] for f in found]
+    )
+    place = np.concatenate([f.place for f in found])
+    which = np.concatenate([np.full(len(f.rows), i) for i, f in enumerate(found)])
+    rows = np.concatenate([f.rows for f in found])
+    if len(scores) > top_k:  # only hits scoring at least the k-th best can be among the best
+        kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
+        keep = np.flatnonzero(scores >= kth)
+        scores, doc_rank, place, which, rows = (
+            a[keep] for a in (scores, doc_rank, place, which, rows)
+        )
+    best = np.lexsort((place, doc_rank, -scores))[:top_k]
+    return [(found[which[i]].segment.ids[rows[i]], float(scores[i])) for i in best]
 
 
 def _check_name(name: str) -> None:
