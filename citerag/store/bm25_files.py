@@ -7,8 +7,15 @@ removed by the next writer). Adding or removing a document touches that folder o
 collection's statistics (entries and their total length per kind) change by that document's
 share, and a term's document frequency is summed over the segments at search time.
 
+Searching reads one merged segment per kind (every document's segment concatenated, rows in
+document-id order) plus the documents added since it was merged, one by one; documents removed
+or replaced since are hidden in it and taken out of its statistics. It is merged again only when
+more than MAX_LOOSE documents were added or a quarter of its rows went, so a document added or
+deleted costs its own segment, and a search one pass over the merged arrays rather than one per
+document (a shelf of thousands of documents).
+
 Memory: every segment of an opened collection is held (about 8-12 bytes per distinct term of an
-entry, plus the entry ids); nothing else is kept per entry.
+entry, plus the entry ids), and the merged copy as much again.
 """
 
 from __future__ import annotations
