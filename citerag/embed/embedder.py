@@ -103,7 +103,10 @@ class Embedder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        model = self.model
+        # sentence-transformers 5.x renamed the method; older releases only have the old name.
+        named = getattr(model, "get_embedding_dimension", None)
+        return int(named() if named else model.get_sentence_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Normalized float32 vectors, one row per text."""

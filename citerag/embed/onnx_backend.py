@@ -98,7 +98,7 @@ def _export(source: Path, folder: Path, quantized: bool) -> None:
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    log.warning("exporting the embedding model to ONNX in %s (once per model)", folder)
+    log.info("exporting the embedding model to ONNX in %s (once per model)", folder)
     try:
         with _quiet_export():
             base = folder if (folder / FLOAT_FILE).is_file() else source
