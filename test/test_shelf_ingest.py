@@ -34,7 +34,8 @@ FILE_LINE = re.compile(
 TOTAL_LINE = re.compile(
     r"^total in collection '(?P<collection>[^']+)': (?P<files>\d+) files \((?P<ingested>\d+) "
     r"ingested, (?P<skipped>\d+) skipped, (?P<failed>\d+) failed\), (?P<pages>\d+) pages, "
-    r"(?P<chunks>\d+) chunks, (?P<seconds>[\d.]+) s, (?P<rate>[\d.]+) pages/s$"
+    r"(?P<chunks>\d+) chunks, (?P<seconds>[\d.]+) s, (?P<rate>[\d.]+) pages/s"
+    r"(?P<stages>(; |, )[a-z]+ [\d.]+ s)*$"
 )
 MakeUnreadable = Callable[[Path], Path]
 

@@ -22,7 +22,10 @@ def fair_share(rankings: Sequence[Sequence[NodeWithScore]], budget: int) -> list
     """At most `budget` distinct nodes taken in turn from each ranking, best first."""
     if len([r for r in rankings if r]) == 1:
         ranking = next(r for r in rankings if r)
-        unique = list({n.node.node_id: n for n in ranking[::-1]}.values())
+        first: dict[str, NodeWithScore] = {}
+        for scored in ranking:  # each node once, where it first stands (ties keep that order)
+            first.setdefault(scored.node.node_id, scored)
+        unique = list(first.values())
         ordered = sorted(unique, key=_by_score)[:budget]
         _join_repeats(ordered, rankings)
         return ordered
