@@ -232,7 +232,7 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# The shared PDFs as one library: project against stock LlamaIndex",
         "",
-        f"Machine: {results['machine']}. {results['pdfs']} PDFs "
+        f"{results['machine']} {results['pdfs']} PDFs "
         f"({', '.join(str(f.relative_to(EVAL)) for f in PDF_FOLDERS)}) in one collection. "
         f"Run: `python benchmarks/bench_library.py{results['flags']}`, {results['date']}.",
         "",
