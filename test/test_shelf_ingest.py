@@ -578,3 +578,65 @@ def test_the_total_line_says_where_the_time_went_largest_first() -> None:
     assert line.endswith("; embed 8.2 s, parse 3.0 s") or line.endswith(
         "; embed 8.3 s, parse 3.0 s"
     )
+
+
+class PreparingEngine(FakeEngine):
+    """Records, for each file it ingests, which files it had been told to prepare by then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared: list[str] = []
+        self.prepared_before: dict[str, list[str]] = {}
+
+    def prepare(self, path: Path) -> None:
+        self.prepared.append(path.name)
+
+    def ingest(
+        self, path: Path, collection: str, progress: Progress | None = None
+    ) -> IngestOutcome:
+        self.prepared_before[path.name] = list(self.prepared)
+        return super().ingest(path, collection, progress)
+
+
+def test_each_file_is_ingested_while_the_next_usable_one_is_prepared(tmp_path: Path) -> None:
+    paths = [
+        text_pdf(tmp_path / "a.pdf"),
+        tmp_path / "b-missing.pdf",
+        text_pdf(tmp_path / "c.pdf", subject="c"),
+    ]
+    engine = PreparingEngine()
+    found = discover_pdfs(paths)
+    ingest_shelf(engine, found, "c", lambda *_: NoProgress(), lambda _: None)
+    assert engine.prepared == ["c.pdf"]  # a path discovery refused is never parsed ahead
+    assert engine.prepared_before == {"a.pdf": ["c.pdf"], "c.pdf": ["c.pdf"]}
+
+
+class NoProgress:
+    """A FileProgress that shows nothing."""
+
+    def __call__(self, stage: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_background_parse_lands_in_the_parse_cache(tmp_path: Path) -> None:
+    from citerag.ingest.prefetch import ParsePrefetcher
+    from citerag.parse.cache import cache_path
+    from citerag.settings import Settings
+
+    settings = Settings(storage_dir=tmp_path / "storage")
+    pdf = text_pdf(tmp_path / "a.pdf", pages=3)
+    prefetch = ParsePrefetcher(settings)
+    try:
+        prefetch.start(pdf)
+        prefetch.wait(pdf)
+        prefetch.wait(tmp_path / "never-started.pdf")  # nothing to wait for
+        broken = corrupt_pdf(tmp_path / "broken.pdf")
+        prefetch.start(broken)
+        prefetch.wait(broken)  # its failure is left for the ingest in line to report
+    finally:
+        prefetch.close()
+    cached = cache_path(settings.parse_cache_dir, inspect_pdf(pdf).sha256, "pymupdf")
+    assert cached.is_file()
