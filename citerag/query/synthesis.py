@@ -27,7 +27,7 @@ from citerag.query.budget import fair_share
 from citerag.retrieve.filters import matches
 from citerag.retrieve.postprocessors import NeighbourExpansion
 from citerag.retrieve.rerank import RerankPostprocessor
-from citerag.tools.base import ToolContext, ToolResult, postprocess
+from citerag.tools.context import ToolContext, ToolResult, postprocess
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
 
