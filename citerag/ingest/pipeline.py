@@ -173,9 +173,9 @@ class Ingestor:
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
+        step("enrich")
         if self._figures is not None:  # a vision model is configured
             chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
-        step("enrich")
         self._enricher.enrich(chunks)
         step("tree")
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))

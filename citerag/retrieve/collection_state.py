@@ -107,7 +107,7 @@ class CollectionState:
         per snapshot, so a question with a year costs no pass over every chunk."""
         found = indexed_matches(filters, self._value_index)
         if found is not None:
-            return found if pool is None else found & set(pool)
+            return found if pool is None else found.intersection(pool)
         source = self.places.keys() if pool is None else pool
         return {cid for cid in source if matches(self.places[cid], filters)}
 

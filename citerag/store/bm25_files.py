@@ -27,6 +27,7 @@ import shutil
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -48,22 +49,21 @@ class _Merged:
 
     segment: Segment
     parts: dict[str, Segment]  # doc id -> the segment merged in (identity tells a replacement)
-    starts: dict[str, int]  # doc id -> its first row
-    doc_order: tuple[str, ...]
+    starts: dict[str, int]  # doc id -> its first row, in row order
 
     @classmethod
     def of(cls, parts: list[tuple[str, Segment]]) -> _Merged:
-        starts: dict[str, int] = {}
-        row = 0
-        for doc_id, segment in parts:
-            starts[doc_id] = row
-            row += len(segment)
-        return cls(
-            Segment.concat([s for _, s in parts]),
-            dict(parts),
-            starts,
-            tuple(d for d, _ in parts),
-        )
+        firsts = np.cumsum([0] + [len(segment) for _, segment in parts[:-1]])
+        starts = {doc_id: int(first) for (doc_id, _), first in zip(parts, firsts, strict=False)}
+        return cls(Segment.concat([s for _, s in parts]), dict(parts), starts)
+
+    @cached_property
+    def doc_order(self) -> tuple[str, ...]:
+        return tuple(self.starts)
+
+    @cached_property
+    def start_rows(self) -> np.ndarray:
+        return np.fromiter(self.starts.values(), dtype=np.int64, count=len(self.starts))
 
 
 @dataclass
@@ -208,7 +208,7 @@ class BM25FilesIndex:
         idf = lucene_idf(np.asarray(df).reshape(-1), entries)
         average = np.float64(length / entries)
         hidden = [(merged.starts[d], merged.starts[d] + len(merged.parts[d])) for d in view.gone]
-        owners = [(merged.doc_order, np.array([merged.starts[d] for d in merged.doc_order]))]
+        owners = [(merged.doc_order, merged.start_rows)]
         owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in view.loose]
         found: list[_Found] = []
         for (segment, cols), (doc_ids, starts) in zip(parts, owners, strict=True):
