@@ -121,6 +121,7 @@ class Engine:
         )
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
+        self._model_checked: dict[str, CollectionState] = {}  # snapshot whose model was checked
         self._state_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self._factory: QueryFactory | None = None
@@ -246,8 +247,11 @@ class Engine:
         """The collection's loaded state for answering questions; an InputError that says how
         to add a document when the name is invalid or the collection holds none."""
         check_collection_name(collection)
-        check_model(self.docstore, collection, self.embedder, "ask")
         state = self.collection_state(collection)
+        # The record only changes with the documents, so once per snapshot, not per question.
+        if self._model_checked.get(collection) is not state:
+            check_model(self.docstore, collection, self.embedder, "ask")
+            self._model_checked[collection] = state
         if state.is_empty:
             raise InputError(
                 f"Collection {collection!r} does not exist or has no documents; add one with "
