@@ -39,6 +39,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 import config  # noqa: E402
+from benchmarks.library_data import EVAL, PDF_FOLDERS  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
@@ -56,7 +57,6 @@ from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E40
 from citerag.store.milvus_index import MilvusIndex  # noqa: E402
 from citerag.store.milvus_keywords import MilvusKeywordIndex  # noqa: E402
 
-EVAL = PROJECT.parent / "shared" / "eval"
 PAGE_SETS = {
     "10-K (finance_qa)": EVAL / "finance" / "finance_qa.json",
     "10-K statements": PROJECT / "benchmarks" / "data" / "statement_questions.json",
@@ -64,12 +64,6 @@ PAGE_SETS = {
 }
 ESSAY = EVAL / "paul_graham" / "paul_graham_qa.json"
 ESSAY_PDF = "paul_graham_essay.pdf"
-PDF_FOLDERS = (
-    EVAL / "paul_graham",
-    EVAL / "career_ai",
-    EVAL / "finance",
-    EVAL / "mmlongbench_dev" / "pdfs",
-)
 KS = (1, 5, 10)
 TOP_K = 30  # chunks fetched to rank 10 distinct pages
 OUT = RESULTS / "keywords.md"
