@@ -82,7 +82,7 @@ setup_mineru_env() {
 
 prepare_servers() {
     if .venv/bin/python -c "import milvus" 2>/dev/null; then
-        .venv/bin/python -c "from citerag.store.local_servers import milvus_binary; milvus_binary()"
+        .venv/bin/python -c "from devservers import milvus_binary; milvus_binary()"
         say "embedded Milvus server ready"
     else
         say "no embedded Milvus server on this platform (its wheel is Linux x86_64 only): db.sh needs Docker for Milvus"

@@ -25,7 +25,7 @@ import pymilvus  # noqa: E402
 from citerag.embed.embedder import Embedder  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
 from citerag.settings import Settings  # noqa: E402
-from citerag.store.local_servers import start_milvus, start_mongo_wire  # noqa: E402
+from devservers import start_milvus, start_mongo_wire  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 DEFAULT_PDFS = [

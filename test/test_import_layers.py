@@ -20,7 +20,15 @@ import citerag
 
 PACKAGE_DIR = PROJECT_DIR / "citerag"
 TOP_LEVEL = frozenset(
-    {"config", "queries", "rag_factory", "mineru_wrapper", "extraction_schemas", "main"}
+    {
+        "config",
+        "queries",
+        "rag_factory",
+        "mineru_wrapper",
+        "extraction_schemas",
+        "main",
+        "devservers",
+    }
 )
 
 

@@ -6,7 +6,7 @@ on loopback only: every Milvus component and its embedded etcd get 127.0.0.1 and
 free, so that several instances (tests, colleagues) can run side by side. Stopping sends SIGTERM
 and kills after a timeout (Milvus 2.3 can hang on SIGTERM).
 
-Used by the test fixtures and, through `python -m citerag.store.local_servers`, by `db.sh`.
+Used by the test fixtures and, through `python -m devservers`, by `db.sh`.
 """
 
 from __future__ import annotations
