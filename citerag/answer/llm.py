@@ -17,6 +17,7 @@ from llama_index.core.llms import LLM
 
 from citerag.answer.prompts import SYSTEM_PROMPT, ContextSource, user_prompt
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.extras import require
 from citerag.settings import Settings
 
 MAX_RETRIES = 1
@@ -197,6 +198,7 @@ def _api_key(settings: Settings, environ: Mapping[str, str]) -> str:
 
 
 def _openai(c: _Connection) -> LLM:
+    require("llama_index.llms.openai", "llms", "llama-index-llms-openai")
     from llama_index.llms.openai import OpenAI
 
     return OpenAI(
@@ -211,6 +213,7 @@ def _openai(c: _Connection) -> LLM:
 
 
 def _openai_like(c: _Connection) -> LLM:
+    require("llama_index.llms.openai_like", "llms", "llama-index-llms-openai-like")
     from llama_index.llms.openai_like import OpenAILike
 
     return OpenAILike(
@@ -226,6 +229,7 @@ def _openai_like(c: _Connection) -> LLM:
 
 
 def _anthropic(c: _Connection) -> LLM:
+    require("llama_index.llms.anthropic", "llms", "llama-index-llms-anthropic")
     from llama_index.llms.anthropic import Anthropic
 
     return Anthropic(
@@ -240,6 +244,7 @@ def _anthropic(c: _Connection) -> LLM:
 
 
 def _gemini(c: _Connection) -> LLM:
+    require("llama_index.llms.google_genai", "llms", "llama-index-llms-google-genai")
     from llama_index.llms.google_genai import GoogleGenAI
 
     return GoogleGenAI(
@@ -251,6 +256,7 @@ def _gemini(c: _Connection) -> LLM:
 
 
 def _ollama(c: _Connection) -> LLM:
+    require("llama_index.llms.ollama", "llms", "llama-index-llms-ollama")
     from llama_index.llms.ollama import Ollama
 
     return Ollama(

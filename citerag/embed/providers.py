@@ -21,6 +21,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from citerag.embed.embedder import Embedder
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.extras import require
 from citerag.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ def _openai_key(settings: Settings, env: Mapping[str, str]) -> str:
 
 
 def _openai(model: str, base_url: str, key: str) -> BaseEmbedding:
+    require("llama_index.embeddings.openai", "llms", "llama-index-embeddings-openai")
     from llama_index.embeddings.openai import OpenAIEmbedding, OpenAIEmbeddingModelType
 
     known = [m.value for m in OpenAIEmbeddingModelType]
@@ -160,6 +162,7 @@ def _openai(model: str, base_url: str, key: str) -> BaseEmbedding:
 
 
 def _ollama(model: str, endpoint: str) -> BaseEmbedding:
+    require("llama_index.embeddings.ollama", "llms", "llama-index-embeddings-ollama")
     from llama_index.embeddings.ollama import OllamaEmbedding
 
     return OllamaEmbedding(

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from citerag.extras import require
+
 log = logging.getLogger(__name__)
 DEFAULT_GLINER = "urchade/gliner_medium-v2.1"
 THRESHOLD = 0.5
@@ -44,6 +46,7 @@ class GlinerExtractor:
 
     @classmethod
     def load(cls, where: str, labels: Sequence[str]) -> GlinerExtractor:
+        require("gliner", "gliner", "GLiNER")
         from gliner import GLiNER
 
         model = GLiNER.from_pretrained(where, local_files_only=True)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from citerag.extras import require
+
 log = logging.getLogger(__name__)
 
 
@@ -94,8 +96,7 @@ def topics_of(annotated: Any, attributes: Mapping[str, Sequence[str]]) -> list[s
 
 def langextract_call(schema: SemanticSchema, model: Any) -> Extract:
     """A function running `langextract.extract` on one text with the schema's prompt/example."""
-    import langextract as lx
-
+    lx = require("langextract", "langextract", "LangExtract")
     examples = [
         lx.data.ExampleData(
             text=schema.example_text,
@@ -127,6 +128,7 @@ def langextract_call(schema: SemanticSchema, model: Any) -> Extract:
 
 def langextract_model(provider: str, model_id: str, api_key: str, base_url: str) -> Any | None:
     """LangExtract's own model object for an OpenAI-compatible, Ollama or Gemini endpoint."""
+    require("langextract", "langextract", "LangExtract")
     if provider in ("openai", "openai_like"):
         from langextract.providers.openai import OpenAILanguageModel
 

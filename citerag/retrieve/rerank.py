@@ -22,6 +22,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field, PrivateAttr
 
 from citerag.embed.embedder import Embedder
+from citerag.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,7 @@ class ColbertScorer:
     name = "colbert"
 
     def __init__(self, checkpoint: str, doc_maxlen: int = 512, query_maxlen: int = 32) -> None:
+        require("colbert", "colbert", "ColBERT (colbert-ai)")
         from colbert.infra import ColBERTConfig
         from colbert.modeling.checkpoint import Checkpoint
 
