@@ -45,9 +45,7 @@ def ingest_all(
     ingestor: Engine | Ingestor = engine
     if tag:
         settings = engine.settings.with_overrides(**changes)
-        ingestor = Ingestor(
-            settings, engine.docstore, engine.vectors, engine.embedder, engine.keywords
-        )
+        ingestor = Ingestor(settings, engine.stores, engine.embedder)
     rows = []
     for pdf in pdfs:
         outcome = ingestor.ingest(pdf, collection_for(pdf.name, tag))

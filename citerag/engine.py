@@ -32,7 +32,7 @@ from citerag.query.subquestions import CitedSubQuestionEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
-from citerag.store.base import DocStore, PageRange, VectorIndex
+from citerag.store.base import DocStore, PageRange, Stores, VectorIndex
 from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
 from citerag.store.keywords import KeywordIndex
 from citerag.tools.base import ToolContext
@@ -103,21 +103,14 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.keywords = keywords or open_keyword_index(settings, self.vectors)
+        self.stores = Stores(self.docstore, self.vectors, self.keywords)
         self.embedder = embedder or build_embedder(settings)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
-        self._ingestor = Ingestor(
-            settings, self.docstore, self.vectors, self.embedder, self.keywords, enricher
-        )
+        self._ingestor = Ingestor(settings, self.stores, self.embedder, enricher)
         self._repairer = SplitBrainRepairer(
-            settings,
-            self.docstore,
-            self.vectors,
-            self.embedder,
-            self.keywords,
-            ingest_key,
-            enricher,
+            settings, self.stores, self.embedder, ingest_key, enricher
         )
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
@@ -293,6 +286,4 @@ class Engine:
 
     def close(self) -> None:
         self._ingestor.close()
-        self.keywords.close()
-        self.vectors.close()
-        self.docstore.close()
+        self.stores.close()

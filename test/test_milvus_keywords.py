@@ -9,7 +9,6 @@ from pathlib import Path
 
 import bm25s
 import pytest
-from keyword_contract import KeywordIndexContract
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.settings import Settings
@@ -19,6 +18,7 @@ from citerag.store.factory import open_keyword_index
 from citerag.store.keywords import KeywordEntry
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.milvus_keywords import MilvusKeywordIndex
+from citerag.testing.keyword_index import KeywordIndexContract
 
 NETFLIX = [
     KeywordEntry("n1", "chunk", "Netflix streaming revenues grew to 24,996,056 thousand dollars."),

@@ -38,8 +38,7 @@ from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.pages import keyword_entries
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
-from citerag.store.keywords import KeywordIndex
+from citerag.store.base import Stores
 from citerag.tree.ingest import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
@@ -114,18 +113,17 @@ class Ingestor:
     def __init__(
         self,
         settings: Settings,
-        docstore: DocStore,
-        vectors: VectorIndex,
+        stores: Stores,
         embedder: Embedder,
-        keywords: KeywordIndex,
         enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
         self._enricher = enricher or Enricher("none")
-        self._docstore = docstore
-        self._vectors = vectors
+        self._stores = stores
+        self._docstore = stores.docstore
+        self._vectors = stores.vectors
+        self._keywords = stores.keywords
         self._embedder = embedder
-        self._keywords = keywords
         self._prefetch = ParsePrefetcher(settings)
 
     def prepare(self, path: Path) -> None:
@@ -202,16 +200,8 @@ class Ingestor:
         return bool(older)
 
     def remove(self, collection: str, doc_id: str) -> None:
-        """Delete a document everywhere: vectors, keyword entries, then the docstore.
-
-        The record turns `pending` first: a delete cut short then leaves a document that split-
-        brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
-        record = self._docstore.get_document(collection, doc_id)
-        if record is not None and record.status != "pending":
-            self._docstore.put_document(replace(record, status="pending"))
-        self._vectors.delete_document(collection, doc_id)
-        self._keywords.remove_document(collection, doc_id)
-        self._docstore.delete_document(collection, doc_id)
+        """Delete a document everywhere (`Stores.remove_document`)."""
+        self._stores.remove_document(collection, doc_id)
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
         in_docstore = self._docstore.count_chunks(collection, doc_id)

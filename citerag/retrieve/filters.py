@@ -133,6 +133,18 @@ def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[st
     return page_range, doc_ids
 
 
+def vector_filters(filters: MetadataFilters | None) -> MetadataFilters | None:
+    """What the vector index applies itself: the page bounds and document ids of `pushdown`."""
+    page_range, doc_ids = pushdown(filters)
+    items: list[MetadataFilter | MetadataFilters] = []
+    if page_range is not None:
+        items.append(MetadataFilter(key=PAGE, value=page_range.first, operator=FilterOperator.GTE))
+        items.append(MetadataFilter(key=PAGE, value=page_range.last, operator=FilterOperator.LTE))
+    if doc_ids is not None:
+        items.append(MetadataFilter(key=DOC_ID, value=doc_ids, operator=FilterOperator.IN))
+    return MetadataFilters(filters=items) if items else None
+
+
 def _holds(metadata: Mapping[str, Any], item: MetadataFilter) -> bool:
     if item.key not in metadata:
         return False

@@ -25,7 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.retrieve.collection_state import CollectionState, PageKey
-from citerag.retrieve.filters import check_filters, pushdown
+from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.retrieve.query_terms import filing_terms, keyword_query
 from citerag.store.base import DocStore, VectorIndex
@@ -120,14 +120,12 @@ class HybridRetriever(BaseRetriever):
         pushed_ids: Sequence[str] | None = None,
     ) -> list[str]:
         """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
-        page_range, doc_ids = pushdown(self._filters)
         hits = self._vectors.search(
             self._state.name,
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
-            page_range=page_range,
-            doc_ids=doc_ids,
-            ids=pushed_ids,
+            filters=vector_filters(self._filters),
+            node_ids=pushed_ids,
         )[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places

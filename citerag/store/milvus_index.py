@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import re
@@ -14,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from llama_index.core.vector_stores.types import MetadataFilters
 from milvus_lite.server_manager import server_manager_instance
 from pymilvus import DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
-from citerag.store.base import PageRange, VectorRow
+from citerag.store.base import VectorRow
 from citerag.store.milvus_caps import capabilities
+from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
 
 
 class _UnimplementedLiteCall(logging.Filter):
@@ -202,16 +203,17 @@ class MilvusIndex:
         collection: str,
         vectors: np.ndarray,
         top_k: int,
-        page_range: PageRange | None = None,
-        doc_ids: Sequence[str] | None = None,
-        ids: Sequence[str] | None = None,
+        filters: MetadataFilters | None = None,
+        node_ids: Sequence[str] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Per query vector, (chunk id, cosine similarity) pairs, best first; `ids` limits the
-        search to those chunks (how filters on enrichment lists reach Milvus)."""
+        """Per query vector, (chunk id, cosine similarity) pairs, best first, among the rows
+        `filters` match (translated to a Milvus expression); `node_ids` limits the search to
+        those chunks (how filters on enrichment lists reach Milvus)."""
         queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        if top_k < 1 or len(queries) == 0 or any(x is not None and not x for x in (doc_ids, ids)):
+        expression = _search_expression(filters, node_ids)
+        if top_k < 1 or len(queries) == 0 or expression is None:
             return empty
         with self._lock:
             # A loaded collection is searched at once (a has_collection round trip per question
@@ -226,7 +228,7 @@ class MilvusIndex:
                     name,
                     data=list(queries),
                     limit=top_k,
-                    filter=_filter(page_range, doc_ids, ids),
+                    filter=expression,
                     output_fields=["id"],
                 )
             except MilvusException:
@@ -407,22 +409,16 @@ def _entity(row: VectorRow) -> dict[str, Any]:
     return entity
 
 
-def _filter(
-    page_range: PageRange | None, doc_ids: Sequence[str] | None, ids: Sequence[str] | None = None
-) -> str:
-    clauses = []
-    if page_range is not None:
-        clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
-    if doc_ids is not None:
-        clauses.append(f"doc_id in [{', '.join(milvus_literal(d) for d in doc_ids)}]")
-    if ids is not None:
-        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in ids)}]")
-    return " and ".join(f"({clause})" for clause in clauses)
-
-
-def milvus_literal(value: str) -> str:
-    # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
-    return json.dumps(value)
+def _search_expression(
+    filters: MetadataFilters | None, node_ids: Sequence[str] | None
+) -> str | None:
+    """The search's Milvus filter, or None when no row can match (no round trip then)."""
+    if (node_ids is not None and not node_ids) or matches_nothing(filters):
+        return None
+    clauses = [milvus_expression(filters)]
+    if node_ids is not None:
+        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in node_ids)}]")
+    return " and ".join(f"({clause})" for clause in clauses if clause)
 
 
 def _readable_field(field: dict[str, Any]) -> dict[str, Any]:

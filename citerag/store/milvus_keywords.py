@@ -28,13 +28,8 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from citerag.errors import BackendUnavailable
 from citerag.store.bm25_index import tokenize
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
-from citerag.store.milvus_index import (
-    ID_BYTES,
-    MilvusIndex,
-    milvus_collection_name,
-    milvus_literal,
-    truncate_utf8,
-)
+from citerag.store.milvus_filters import milvus_literal
+from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
 
 
 class _LiteSessionTimestamp(logging.Filter):

@@ -1,9 +1,9 @@
-"""The contract every `KeywordIndex` backend keeps (bm25s files, Milvus BM25).
+"""The contract of `KeywordIndex` (citerag.store.keywords): bm25s files and Milvus BM25 keep it.
 
-Use it by subclassing `KeywordIndexContract` in a test module and giving the class a
-`keyword_index` fixture that yields an empty index (and closes it after). Scores are not
-compared here (each backend has its own); what a user relies on is: which entries match, of
-which kind, best first, within `allowed_ids`, and that a removed document is gone.
+Subclass `KeywordIndexContract` and give the class a `keyword_index` fixture that yields an
+empty index (and closes it after). Scores are not compared here (each backend has its own);
+what a user relies on is: which entries match, of which kind, best first, within
+`allowed_ids`, and that a removed document is gone.
 """
 
 from __future__ import annotations
