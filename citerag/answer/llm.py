@@ -8,9 +8,9 @@ pass through the same normalization.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import LLM
@@ -56,7 +56,7 @@ class LLMResult:
 
 
 @dataclass(frozen=True)
-class _Connection:
+class Connection:
     provider: str
     model: str
     api_key: str
@@ -65,13 +65,20 @@ class _Connection:
     max_tokens: int
 
 
+class LLMProvider(Protocol):
+    """The LLM seam: one provider's LlamaIndex `LLM` for a connection (`PROVIDERS` lists them:
+    OpenAI, any OpenAI-compatible server, Anthropic, Gemini, Ollama)."""
+
+    def __call__(self, connection: Connection, /) -> LLM: ...
+
+
 def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> LLM | None:
     """The LlamaIndex LLM that `settings` names, or None when no provider is configured."""
     if not settings.llm_provider:
         return None
     connection = _connection(settings, os.environ if environ is None else environ)
     try:
-        return _BUILDERS[connection.provider](connection)
+        return PROVIDERS[connection.provider](connection)
     except ConfigError:
         raise
     except Exception as error:
@@ -160,7 +167,7 @@ def _field(container: Any, name: str) -> Any:
     return getattr(container, name, None)
 
 
-def _connection(settings: Settings, environ: Mapping[str, str]) -> _Connection:
+def _connection(settings: Settings, environ: Mapping[str, str]) -> Connection:
     provider = settings.llm_provider
     model = settings.llm_model or DEFAULT_MODELS.get(provider, "")
     if not model:
@@ -172,7 +179,7 @@ def _connection(settings: Settings, environ: Mapping[str, str]) -> _Connection:
         raise ConfigError(
             "LLM provider 'openai_like' needs a server address; set LLM_BASE_URL to its /v1 URL."
         )
-    return _Connection(
+    return Connection(
         provider=provider,
         model=model,
         api_key=_api_key(settings, environ),
@@ -197,7 +204,7 @@ def _api_key(settings: Settings, environ: Mapping[str, str]) -> str:
     )
 
 
-def _openai(c: _Connection) -> LLM:
+def _openai(c: Connection) -> LLM:
     require("llama_index.llms.openai", "llms", "llama-index-llms-openai")
     from llama_index.llms.openai import OpenAI
 
@@ -212,7 +219,7 @@ def _openai(c: _Connection) -> LLM:
     )
 
 
-def _openai_like(c: _Connection) -> LLM:
+def _openai_like(c: Connection) -> LLM:
     require("llama_index.llms.openai_like", "llms", "llama-index-llms-openai-like")
     from llama_index.llms.openai_like import OpenAILike
 
@@ -228,7 +235,7 @@ def _openai_like(c: _Connection) -> LLM:
     )
 
 
-def _anthropic(c: _Connection) -> LLM:
+def _anthropic(c: Connection) -> LLM:
     require("llama_index.llms.anthropic", "llms", "llama-index-llms-anthropic")
     from llama_index.llms.anthropic import Anthropic
 
@@ -243,7 +250,7 @@ def _anthropic(c: _Connection) -> LLM:
     )
 
 
-def _gemini(c: _Connection) -> LLM:
+def _gemini(c: Connection) -> LLM:
     require("llama_index.llms.google_genai", "llms", "llama-index-llms-google-genai")
     from llama_index.llms.google_genai import GoogleGenAI
 
@@ -255,7 +262,7 @@ def _gemini(c: _Connection) -> LLM:
     )
 
 
-def _ollama(c: _Connection) -> LLM:
+def _ollama(c: Connection) -> LLM:
     require("llama_index.llms.ollama", "llms", "llama-index-llms-ollama")
     from llama_index.llms.ollama import Ollama
 
@@ -268,7 +275,7 @@ def _ollama(c: _Connection) -> LLM:
     )
 
 
-_BUILDERS: dict[str, Callable[[_Connection], LLM]] = {
+PROVIDERS: dict[str, LLMProvider] = {
     "openai": _openai,
     "openai_like": _openai_like,
     "anthropic": _anthropic,
@@ -277,7 +284,7 @@ _BUILDERS: dict[str, Callable[[_Connection], LLM]] = {
 }
 
 
-def _construction_error(error: Exception, c: _Connection) -> Exception:
+def _construction_error(error: Exception, c: Connection) -> Exception:
     if _is_connection_error(error):
         return _translate(error, c.endpoint, c.model)
     return ConfigError(

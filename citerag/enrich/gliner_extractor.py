@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from citerag.enrich.fields import ENTITIES, Fields
 from citerag.extras import require
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,13 @@ class GlinerExtractor:
 
         model = GLiNER.from_pretrained(where, local_files_only=True)
         return cls(model, labels)
+
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        """The entities' texts, each once (their labels only choose what is found)."""
+        return [
+            {ENTITIES: list(dict.fromkeys(text for _label, text in pairs))}
+            for pairs in self.entities(texts)
+        ]
 
     def entities(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
         """(label, text) pairs per input text, in order, each once."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from citerag.enrich.fields import TOPICS, Fields
 from citerag.extras import require
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,9 @@ class CachedLangExtract:
 
     def topics(self, texts: Sequence[str]) -> list[list[str]]:
         return [self._topics_of(text) for text in texts]
+
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        return [{TOPICS: topics} for topics in self.topics(texts)]
 
     def cache_key(self, text: str) -> str:
         return hashlib.sha256((text + "\x00" + self._fingerprint).encode()).hexdigest()

@@ -12,10 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from citerag.enrich.fields import DATES, ENTITIES, LABELS, MONEY, PERCENTS, YEARS
+from citerag.enrich.fields import DATES, ENTITIES, LABELS, MONEY, PERCENTS, YEARS, Fields
 from citerag.plan.references import dates, years
-
-Fields = dict[str, list[str]]
 
 _MONEY = re.compile(
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|trillion|[MBK])\b)?"
@@ -200,6 +198,9 @@ class RulesExtractor:
     """Fills every list field from the text alone; the document's vocabulary is its context."""
 
     name = "rules"
+
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        return self.extract(texts)
 
     def extract(
         self, texts: Sequence[str], block_types: Sequence[str] = (), labels: Sequence[str] = ()

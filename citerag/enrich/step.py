@@ -21,7 +21,7 @@ from typing import Any
 
 from llama_index.core.schema import TextNode
 
-from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, ENTITIES, LABELS, TOPICS, YEARS
+from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, LABELS, YEARS, FieldExtractor
 from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
 from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
 from citerag.enrich.rules import RulesExtractor
@@ -68,12 +68,12 @@ class Enricher:
             for found, chunk in zip(fields, chunks, strict=True):
                 found[YEARS] = years(f"{table_context_of(chunk)}\n{chunk.text}")
         gliner = self.gliner if self.method in ("entity", "both") else None
-        if gliner is not None:
-            for found, pairs in zip(fields, gliner.entities(texts), strict=True):
-                found[ENTITIES] = list(dict.fromkeys(text for _label, text in pairs))
+        extractors: list[FieldExtractor] = [] if gliner is None else [gliner]
         if self.langextract is not None:
-            for found, topics in zip(fields, self.langextract.topics(texts), strict=True):
-                found[TOPICS] = topics
+            extractors.append(self.langextract)
+        for extractor in extractors:  # their fields replace the rules' (GLiNER's entities)
+            for found, extracted in zip(fields, extractor.fields(texts), strict=True):
+                found.update(extracted)
         for chunk, found in zip(chunks, fields, strict=True):
             _store(chunk, found, self.description)
 
