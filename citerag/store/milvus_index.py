@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 from milvus_lite.server_manager import server_manager_instance
-from pymilvus import DataType, MilvusClient, MilvusException
+from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.store.base import VectorRow
@@ -384,7 +384,7 @@ def _locked_by_another_process(folder: Path) -> bool:
     return False
 
 
-def _schema(dim: int) -> Any:
+def _schema(dim: int) -> CollectionSchema:
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
@@ -396,10 +396,10 @@ def _schema(dim: int) -> Any:
     return schema
 
 
-def _entity(row: VectorRow) -> dict[str, Any]:
+def _entity(row: VectorRow) -> dict[str, object]:
     if len(row.chunk_id.encode("utf-8")) > ID_BYTES:
         raise ValueError(f"chunk id {row.chunk_id!r} is longer than {ID_BYTES} bytes")
-    entity: dict[str, Any] = {
+    entity: dict[str, object] = {
         "id": row.chunk_id,
         "vector": np.asarray(row.vector, dtype=np.float32).tolist(),
         "page": int(row.page),

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
 
 from citerag.errors import BackendUnavailable
 from citerag.store.bm25_index import tokenize
@@ -96,7 +96,7 @@ class MilvusKeywordIndex:
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         """Replace the document's rows by `entries` (adding the same document twice is safe)."""
         name = keyword_collection_name(collection)
-        rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+        rows: dict[str, list[dict[str, object]]] = {kind: [] for kind in KINDS}
         for place, entry in enumerate(entries):
             rows[entry.kind].append(self._row(doc_id, place, entry))
         with self._lock:
@@ -202,7 +202,7 @@ class MilvusKeywordIndex:
     def _text(self, text: str) -> str:
         return analyzer_text(text) if self._pretokenize else text
 
-    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> dict[str, Any]:
+    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> dict[str, object]:
         if len(entry.id.encode("utf-8")) > ID_BYTES:
             raise ValueError(f"keyword entry id {entry.id!r} is longer than {ID_BYTES} bytes")
         return {
@@ -243,7 +243,7 @@ class MilvusKeywordIndex:
             self._client.flush(name)
 
 
-def _schema() -> Any:
+def _schema() -> CollectionSchema:
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_BYTES)

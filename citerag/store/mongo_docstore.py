@@ -116,7 +116,7 @@ class MongoDocStore:
     def list_documents(
         self, collection: str, include_pending: bool = False
     ) -> list[DocumentRecord]:
-        query: dict[str, Any] = {"collection": collection}
+        query: dict[str, object] = {"collection": collection}
         if not include_pending:
             query["status"] = "ready"
         cursor = self._documents.find(query).sort([("name", ASCENDING), ("doc_id", ASCENDING)])
@@ -172,7 +172,7 @@ class MongoDocStore:
 
     def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]:
         """Per document id (record or not): its chunk count and highest chunk index."""
-        pipeline: list[dict[str, Any]] = [
+        pipeline: list[dict[str, object]] = [
             {"$match": {"collection": collection}},
             {"$group": {"_id": "$doc_id", "n": {"$sum": 1}, "top": {"$max": "$chunk_index"}}},
         ]
@@ -192,11 +192,11 @@ class MongoDocStore:
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
         self._trees.delete_many({"collection": collection, "doc_id": doc_id})
 
-    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+    def put_tree(self, collection: str, doc_id: str, tree: dict[str, object]) -> None:
         key = {"collection": collection, "doc_id": doc_id}
         self._trees.replace_one(key, {**key, "tree": tree}, upsert=True)
 
-    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+    def get_tree(self, collection: str, doc_id: str) -> dict[str, object] | None:
         found = self._trees.find_one({"collection": collection, "doc_id": doc_id})
         return dict(found["tree"]) if found else None
 

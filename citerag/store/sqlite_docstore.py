@@ -277,14 +277,14 @@ class SQLiteDocStore:
                 "DELETE FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
             )
 
-    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+    def put_tree(self, collection: str, doc_id: str, tree: dict[str, object]) -> None:
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO trees (collection, doc_id, data) VALUES (?, ?, ?)",
                 (collection, doc_id, json.dumps(tree)),
             )
 
-    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+    def get_tree(self, collection: str, doc_id: str) -> dict[str, object] | None:
         rows = self._read(
             "SELECT data FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
         )
