@@ -235,3 +235,18 @@ class DocStoreContract:
             "table_context": "Revenue by quarter | 2024",
         }
         assert docstore.chunk_metadata("main", "missing", ["page"]) == []
+
+    def test_a_section_tree_round_trips_and_goes_with_its_document(
+        self, docstore: DocStore
+    ) -> None:
+        tree = {"doc_id": "d1", "nodes": [{"node_id": "0000", "title": "1 Intro", "start": 1}]}
+        ingest(docstore, "d1", 1)
+        docstore.put_tree("main", "d1", tree)
+        docstore.put_tree("other", "d1", {"nodes": []})
+        assert docstore.get_tree("main", "d1") == tree
+        assert docstore.get_tree("main", "missing") is None
+        docstore.put_tree("main", "d1", {**tree, "nodes": []})  # written again: replaced
+        assert docstore.get_tree("main", "d1") == {"doc_id": "d1", "nodes": []}
+        docstore.delete_document("main", "d1")
+        assert docstore.get_tree("main", "d1") is None
+        assert docstore.get_tree("other", "d1") == {"nodes": []}
