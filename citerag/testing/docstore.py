@@ -239,7 +239,10 @@ class DocStoreContract:
     def test_a_section_tree_round_trips_and_goes_with_its_document(
         self, docstore: DocStore
     ) -> None:
-        tree = {"doc_id": "d1", "nodes": [{"node_id": "0000", "title": "1 Intro", "start": 1}]}
+        tree: dict[str, object] = {
+            "doc_id": "d1",
+            "nodes": [{"node_id": "0000", "title": "1 Intro", "start": 1}],
+        }
         ingest(docstore, "d1", 1)
         docstore.put_tree("main", "d1", tree)
         docstore.put_tree("other", "d1", {"nodes": []})
