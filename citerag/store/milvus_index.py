@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import logging
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -14,36 +11,13 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
-from milvus_lite.server_manager import server_manager_instance
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.store.base import VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
-
-
-class _UnimplementedLiteCall(logging.Filter):
-    """pymilvus 3 asks Milvus Lite's in-process gRPC server for AllocTimestamp when it creates a
-    collection; Lite does not implement it and the call's failure is harmless, but grpc logs it
-    with a traceback that would greet every first ingest."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Method not implemented" not in record.getMessage()
-
-
-logging.getLogger("grpc._server").addFilter(_UnimplementedLiteCall())
-
-
-class _LiteStartFailure(logging.Filter):
-    """Milvus Lite logs a 20-line traceback when its folder is locked or cannot be opened; the
-    index then raises BackendUnavailable with one sentence that says what to do instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Failed to start MilvusLite server" not in record.getMessage()
-
-
-logging.getLogger("milvus_lite.server_manager").addFilter(_LiteStartFailure())
+from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
@@ -107,7 +81,7 @@ class MilvusIndex:
         except MilvusException as error:
             raise self._unavailable(error) from None
         if not self._server:
-            _lite_users.acquire(uri)
+            lite_users.acquire(uri)
         try:
             self.capabilities = capabilities(
                 str(self._client.get_server_version()), self._server, uri
@@ -134,7 +108,7 @@ class MilvusIndex:
         return self._lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
-        if not self._server and _locked_by_another_process(Path(self._uri)):
+        if not self._server and locked_by_another_process(Path(self._uri)):
             return BackendUnavailable(
                 f"Milvus Lite at {self._uri} is open in another process; stop that process (one "
                 "process at a time can use a Milvus Lite folder) or set MILVUS_URI to a server."
@@ -336,52 +310,7 @@ class MilvusIndex:
         with self._lock:
             self._client.close()
             if not self._server:
-                _lite_users.release(self._uri)
-
-
-class _LiteUsers:
-    """Counts open indexes per Milvus Lite folder in this process.
-
-    pymilvus starts one in-process Lite server per folder and never stops it, so the folder stays
-    locked against other processes until exit. The last index to close stops it.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: dict[str, int] = {}
-
-    def acquire(self, uri: str) -> None:
-        with self._lock:
-            key = os.path.abspath(uri)
-            self._counts[key] = self._counts.get(key, 0) + 1
-
-    def release(self, uri: str) -> None:
-        key = os.path.abspath(uri)
-        with self._lock:
-            remaining = self._counts.get(key, 0) - 1
-            if remaining > 0:
-                self._counts[key] = remaining
-                return
-            self._counts.pop(key, None)
-        server_manager_instance.release_server(uri)
-
-
-_lite_users = _LiteUsers()
-
-
-def _locked_by_another_process(folder: Path) -> bool:
-    """Whether another process holds Milvus Lite's lock (pymilvus only says "open failed")."""
-    lock_file = folder.expanduser() / "LOCK"
-    if not lock_file.exists():
-        return False
-    fd = os.open(lock_file, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing the descriptor releases a lock taken here
-    return False
+                lite_users.release(self._uri)
 
 
 def _schema(dim: int) -> CollectionSchema:
