@@ -44,7 +44,7 @@ ScorerFor = Callable[[SentenceVectors], Scorer | None]
 def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str]:
     """How to make the rerank scorer the settings ask for (None: keep the fused order) for a
     collection's sentence vectors, and why it was chosen."""
-    choice = settings.reranker
+    choice: str = settings.reranker
     if choice in ("auto", "colbert"):
         checkpoint, reason = find_colbert_checkpoint(settings.colbert_checkpoint)
         if checkpoint:

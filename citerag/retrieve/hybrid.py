@@ -28,19 +28,22 @@ from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.filters import check_filters, pushdown
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.retrieve.query_terms import filing_terms, keyword_query
+from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    top_k_each: int = 35  # candidates from each of BM25 and the vector index
-    rrf_k: int = 10
-    fusion_top_n: int = 25
-    page_weight: float = 1.0  # how much a chunk's page evidence adds to its own score
+    top_k_each: int = _DEFAULTS.similarity_top_k_fusion  # from each of BM25 and the vectors
+    rrf_k: int = _DEFAULTS.rrf_k
+    fusion_top_n: int = _DEFAULTS.fusion_top_n
+    page_weight: float = _DEFAULTS.page_weight  # how much a chunk's page evidence adds
     top_pages: int = 10  # pages whose evidence counts
     # How much more keyword rankings count when the question uses filing vocabulary
     # (statement names, metrics): the expanded words are precise there, embeddings are not.
-    filing_keyword_weight: float = 2.0
+    filing_keyword_weight: float = _DEFAULTS.filing_keyword_weight
 
 
 @dataclass
