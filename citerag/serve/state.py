@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
 
 import anyio
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
@@ -18,7 +19,7 @@ from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
 from citerag.serve.errors import ApiError
 from citerag.serve.pages import PageSource
-from citerag.serve.security import check_api_key
+from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
@@ -106,8 +107,12 @@ def served(request: Request) -> Served:
     return state
 
 
-def require_key(request: Request) -> None:
-    check_api_key(request, served(request).settings.api_key)
+def require_key(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+    header: Annotated[str | None, Security(KEY_HEADER)],
+) -> None:
+    check_api_key(given_key(bearer, header), served(request).settings.api_key)
 
 
 State = Annotated[Served, Depends(served)]
