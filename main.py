@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--article",
         default=None,
-        help="an article of ARTICLE_CONFIGS in config.py: its settings and extraction schema",
+        help="an article of ARTICLE_CONFIGS in config.py: its settings, schema and domain words",
     )
     return parser
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from citerag.domain import DomainSchema
 from citerag.errors import ConfigError, InputError
 from citerag.settings import Settings, settings_from_config
 
@@ -27,13 +28,13 @@ class Article:
     name: str | None
     collection: str
     settings: Settings
-    schema: object | None  # its extraction schema; None: the generic entity labels
+    schema: DomainSchema | None  # its extraction schema; None: the generic entity labels
     pdf: Path | None  # its PDF as config.py names it
 
 
 def load_article(
     config: ModuleType,
-    schemas: Mapping[str, object],
+    schemas: Mapping[str, DomainSchema],
     article: str | None = None,
     collection: str | None = None,
     environ: Mapping[str, str] | None = None,
@@ -61,11 +62,15 @@ def load_article(
         collection = collection or DEFAULT_COLLECTION
         article = _owner(config, entries, collection)
     entry = entries.get(article, {}) if article is not None else {}
+    schema = _schema(schemas, article, entry.get("schema"))
+    settings = settings_from_config(config, article, environ)
+    if schema is not None:
+        settings = settings.with_overrides(vocabulary=schema.vocabulary)
     return Article(
         name=article,
         collection=collection,
-        settings=settings_from_config(config, article, environ),
-        schema=_schema(schemas, article, entry.get("schema")),
+        settings=settings,
+        schema=schema,
         pdf=Path(entry["directory"]) / entry["filename"] if _names_a_pdf(entry) else None,
     )
 
@@ -103,7 +108,9 @@ def _owner(config: ModuleType, entries: dict[str, dict[str, str]], collection: s
     return owners[0] if owners else None
 
 
-def _schema(schemas: Mapping[str, object], article: str | None, name: str | None) -> object | None:
+def _schema(
+    schemas: Mapping[str, DomainSchema], article: str | None, name: str | None
+) -> DomainSchema | None:
     if not name:
         return None
     if name not in schemas:

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from citerag.domain import GENERIC, DomainVocabulary
 from citerag.errors import ConfigError
 
 Reranker = Literal["auto", "colbert", "maxsim", "sentence", "none"]
@@ -110,6 +111,8 @@ class Settings(BaseModel):
     # "bm25s" (files under storage_dir), "milvus" (its BM25 function) or "auto" (Milvus BM25 on a
     # server that has it, bm25s on Milvus Lite: benchmarks/results/keywords.md).
     keyword_backend: KeywordBackend = "auto"
+    # The article's domain words (its schema's, `extraction_schemas.py`); none by default.
+    vocabulary: DomainVocabulary = GENERIC
 
     def __init__(self, **values: object) -> None:
         try:

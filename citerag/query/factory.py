@@ -82,6 +82,7 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
         fusion_top_n=settings.fusion_top_n,
         page_weight=settings.page_weight,
         filing_keyword_weight=settings.filing_keyword_weight,
+        vocabulary=settings.vocabulary,
     )
 
 
