@@ -13,6 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
 from citerag.query.conversation import ChatTurn
@@ -62,6 +63,7 @@ class Served:
     uploads: UploadJobs
     pages: PageSource
     limiter: anyio.CapacityLimiter
+    default_collection: str = DEFAULT_COLLECTION  # a question that names none asks this one
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """A blocking engine call on a worker thread, so the event loop keeps serving."""
