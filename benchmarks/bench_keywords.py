@@ -41,6 +41,7 @@ sys.path.insert(0, str(PROJECT))
 import config  # noqa: E402
 from benchmarks.library_data import EVAL, PDF_FOLDERS  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
@@ -426,7 +427,7 @@ def main() -> None:
     args = parser.parse_args()
     if shared_data_missing([ESSAY, *PAGE_SETS.values(), *PDF_FOLDERS]):
         return
-    settings = settings_from_config(config)
+    settings = with_finance_words(settings_from_config(config))
     pdfs = sorted(p for folder in PDF_FOLDERS for p in folder.glob("*.pdf"))
     corpus = load_corpus(stored_chunks(pdfs, settings))
     missing = {q["document"] for p in PAGE_SETS.values() for q in _load(p)} - set(

@@ -36,6 +36,7 @@ sys.path.insert(0, str(PROJECT))
 
 import config  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.project_system import collection_for, ingest_all  # noqa: E402
 from benchmarks.report import (  # noqa: E402
     publish,
@@ -111,7 +112,7 @@ def main() -> int:
         settings = settings_from_config(config).with_overrides(
             storage_dir=storage, llm_provider="", reranker="auto"
         )
-        engine = Engine(settings)
+        engine = Engine(with_finance_words(settings))
         try:
             report = run(engine)
         finally:

@@ -138,7 +138,9 @@ class Engine:
             lock = self._state_locks.setdefault(collection, threading.Lock())
         with lock:
             state = self._states.get(collection)
-            fresh = refresh_state(state, self.docstore, self.keywords, collection)
+            fresh = refresh_state(
+                state, self.docstore, self.keywords, collection, self.settings.vocabulary
+            )
             with self._lock:
                 self._states[collection] = fresh
             return fresh

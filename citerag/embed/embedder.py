@@ -16,8 +16,8 @@ from citerag.embed.onnx_backend import (
     load_onnx_model,
     onnx_available,
 )
-from citerag.errors import ConfigError, ModelUnavailable
-from citerag.settings import EMBEDDING_BACKENDS
+from citerag.errors import ModelUnavailable
+from citerag.settings import EMBEDDING_BACKENDS, require_choice
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -45,9 +45,7 @@ class Embedder:
     def __init__(
         self, model_path: str = "", backend: str = "auto", cache_dir: Path | None = None
     ) -> None:
-        if backend not in EMBEDDING_BACKENDS:
-            shown = ", ".join(repr(b) for b in EMBEDDING_BACKENDS)
-            raise ConfigError(f"embedding_backend is {backend!r}; choose one of {shown}.")
+        require_choice("embedding_backend", backend, EMBEDDING_BACKENDS)
         self._model_path = Path(model_path) if model_path else None
         self._backend = backend
         self._cache_dir = cache_dir or default_cache_root()

@@ -15,9 +15,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from citerag.errors import ConfigError, ModelUnavailable, RagError
+from citerag.errors import ModelUnavailable, RagError
 from citerag.parse.tables import clean_row, rows_to_markdown
-from citerag.settings import MINERU_TIERS
+from citerag.settings import MINERU_TIERS, require_choice
 from citerag.types import BBox, Block, Page, ParsedDocument
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -62,10 +62,7 @@ def mineru_available(env_dir: Path = DEFAULT_ENV_DIR) -> bool:
 
 def check_tier(tier: str) -> str:
     """The tier, or a one-sentence ConfigError naming MinerU's real tiers."""
-    if tier not in TIERS:
-        shown = ", ".join(repr(t) for t in TIERS)
-        raise ConfigError(f"mineru_tier is {tier!r}; choose one of {shown} in config.py.")
-    return tier
+    return require_choice("mineru_tier", tier, TIERS)
 
 
 class MineruParser:

@@ -44,7 +44,7 @@ ScorerFor = Callable[[SentenceVectors], Scorer | None]
 def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str]:
     """How to make the rerank scorer the settings ask for (None: keep the fused order) for a
     collection's sentence vectors, and why it was chosen."""
-    choice = settings.reranker
+    choice: str = settings.reranker
     if choice in ("auto", "colbert"):
         checkpoint, reason = find_colbert_checkpoint(settings.colbert_checkpoint)
         if checkpoint:
@@ -82,6 +82,7 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
         fusion_top_n=settings.fusion_top_n,
         page_weight=settings.page_weight,
         filing_keyword_weight=settings.filing_keyword_weight,
+        vocabulary=settings.vocabulary,
     )
 
 

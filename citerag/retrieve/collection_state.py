@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.domain import GENERIC, DomainVocabulary
 from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
@@ -61,7 +62,7 @@ class PageSet:
     keys: list[PageKey]
     chunk_ids: dict[PageKey, list[str]]
     vectors: np.ndarray | None  # one normalized head vector per key, or None when absent
-    statement_ids: frozenset[str] = frozenset()  # pages that are financial statements
+    statement_ids: frozenset[str] = frozenset()  # the domain's key pages (a filing's statements)
 
     def position(self) -> dict[str, int]:
         return {key.id: i for i, key in enumerate(self.keys)}
@@ -157,10 +158,14 @@ class CollectionState:
 
 
 def refresh_state(
-    state: CollectionState | None, docstore: DocStore, keywords: KeywordIndex, collection: str
+    state: CollectionState | None,
+    docstore: DocStore,
+    keywords: KeywordIndex,
+    collection: str,
+    vocabulary: DomainVocabulary = GENERIC,
 ) -> CollectionState:
     """`state` brought in line with the docstore's ready documents (itself when nothing
-    changed); a None state is loaded whole (a cold open)."""
+    changed); a None state is loaded whole (a cold open). `vocabulary` finds key pages."""
     wanted = {r.doc_id: r.created_at for r in docstore.list_documents(collection)}
     cold = state is None
     current = state or CollectionState(collection, {}, keywords)
@@ -168,7 +173,7 @@ def refresh_state(
     if not load and not drop and not cold:
         return current
     sync_keywords(docstore, keywords, collection, load, None if cold else drop)
-    loaded = [load_doc_state(docstore, collection, d, wanted[d]) for d in load]
+    loaded = [load_doc_state(docstore, collection, d, wanted[d], vocabulary) for d in load]
     return current.with_changes(loaded, drop)
 
 

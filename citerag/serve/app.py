@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from citerag.article import DEFAULT_COLLECTION
 from citerag.serve.errors import error_body, install_error_handlers
 from citerag.serve.pages import PageSource
 from citerag.serve.routes_documents import router as documents_router
@@ -27,9 +28,13 @@ STATIC_DIR = Path(__file__).parent / "static"
 MULTIPART_SLACK = 64 * 1024  # boundaries and headers around the file in an upload body
 
 
-def create_app(engine: ServedEngine, pdf_folders: Sequence[Path] = ()) -> FastAPI:
+def create_app(
+    engine: ServedEngine,
+    pdf_folders: Sequence[Path] = (),
+    default_collection: str = DEFAULT_COLLECTION,
+) -> FastAPI:
     """The API over `engine` (its owner closes it); PDFs for the viewer come from the uploads
-    and from `pdf_folders`."""
+    and from `pdf_folders`; a question that names no collection asks `default_collection`."""
     settings = engine.settings
     files = FileStore(settings.storage_dir / "uploads")
     state = Served(
@@ -38,6 +43,7 @@ def create_app(engine: ServedEngine, pdf_folders: Sequence[Path] = ()) -> FastAP
         uploads=UploadJobs(engine, files),
         pages=PageSource(settings, files, pdf_folders),
         limiter=anyio.CapacityLimiter(ENGINE_THREADS),
+        default_collection=default_collection,
     )
 
     @asynccontextmanager

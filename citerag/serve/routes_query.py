@@ -22,7 +22,8 @@ async def rag_query(body: QueryRequest, state: State) -> dict[str, Any]:
     """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`
     (`metadata.subQuestions`: each sub-question's `question`, `tool`, `filters`, `citations`).
     `mode` picks how it is answered, as `main.py query --mode` does."""
-    collection = safe_collection(body.collection)
+    named = "collection" in body.model_fields_set
+    collection = safe_collection(body.collection if named else state.default_collection)
     result = await state.run(
         state.answer,
         body.query,

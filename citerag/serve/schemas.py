@@ -32,7 +32,11 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     query: str = Field(description=f"the question (up to {MAX_QUESTION_CHARS} characters)")
-    collection: str = Field(default="default", description="the collection to ask")
+    collection: str = Field(
+        default="default",
+        description="the collection to ask (default: the collection of `serve --article`'s "
+        "article, else 'default')",
+    )
     top_k: int | None = Field(
         default=None, alias="topK", description=f"number of sources (1 to {MAX_TOP_K})"
     )

@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
 
 import anyio
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
 from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
 from citerag.serve.errors import ApiError
 from citerag.serve.pages import PageSource
-from citerag.serve.security import check_api_key
+from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
@@ -61,6 +63,7 @@ class Served:
     uploads: UploadJobs
     pages: PageSource
     limiter: anyio.CapacityLimiter
+    default_collection: str = DEFAULT_COLLECTION  # a question that names none asks this one
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """A blocking engine call on a worker thread, so the event loop keeps serving."""
@@ -106,8 +109,12 @@ def served(request: Request) -> Served:
     return state
 
 
-def require_key(request: Request) -> None:
-    check_api_key(request, served(request).settings.api_key)
+def require_key(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+    header: Annotated[str | None, Security(KEY_HEADER)],
+) -> None:
+    check_api_key(given_key(bearer, header), served(request).settings.api_key)
 
 
 State = Annotated[Served, Depends(served)]
