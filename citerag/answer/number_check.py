@@ -19,6 +19,7 @@ from typing import Protocol
 from citerag.answer.citations import cited_numbers
 from citerag.answer.contract import AnswerResult
 from citerag.answer.numbers import Quantity, any_figure, figure_index, quantities
+from citerag.types import JSONObject
 
 # A claim ends at its sentence's end and the markers right after it ("... 0.97. [1] Next"), or
 # at markers followed by a space ("... 2000-2013 [7] In total"); "vs." and "Mr." end nothing.
@@ -43,7 +44,7 @@ class UnsupportedNumber:
     claim: str  # the sentence it sits in
     citations: tuple[int, ...]  # the sources that claim was checked against
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> JSONObject:
         return {"number": self.number, "claim": self.claim, "citations": list(self.citations)}
 
 

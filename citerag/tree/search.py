@@ -18,7 +18,6 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from citerag.answer.json_repair import loads_repaired
 from citerag.tree.model import DocumentTree, TreeNode
@@ -160,7 +159,7 @@ def parse_selection(reply: str) -> tuple[str, list[str]] | None:
     return str(thinking), [node_id for node_id in ids if node_id]
 
 
-def _as_id(item: Any) -> str:
+def _as_id(item: object) -> str:
     """ "0003" from 3 or " 3 " or "0003"; "" from anything else (floats, negative or huge
     numbers, digits other than 0-9 such as "²", lists, objects)."""
     if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < _ID_LIMIT:
