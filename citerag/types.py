@@ -162,6 +162,13 @@ def json_int(value: JSONValue) -> int:
     raise TypeError(f"expected a number, got {type(value).__name__}")
 
 
+def json_float(value: JSONValue) -> float:
+    """`float(value)` for a JSON number or numeric string; TypeError for anything else."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
 def json_list(value: JSONValue) -> Sequence[JSONValue]:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return value
