@@ -8,8 +8,7 @@ and unit. Keys that are noise for an embedding or an LLM are excluded from their
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from llama_index.core.schema import (
     BaseNode,
@@ -18,7 +17,7 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from citerag.types import BBox
+from citerag.types import BBox, JSONObject, JSONValue, json_object
 
 DOC_ID = "doc_id"
 DOC_NAME = "doc_name"
@@ -53,7 +52,7 @@ def chunk_node(
     sentences: Sequence[tuple[int, int]] = (),
     table_context: str = "",
 ) -> TextNode:
-    metadata: dict[str, Any] = {
+    metadata: JSONObject = {
         DOC_ID: doc_id,
         DOC_NAME: doc_name,
         PAGE: page,
@@ -156,7 +155,7 @@ def keyword_text(node: BaseNode) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def to_record(node: TextNode) -> dict[str, Any]:
+def to_record(node: TextNode) -> JSONObject:
     """A JSON-safe record for a docstore: flat keys for its indexes, the node as LlamaIndex
     serialises it."""
     return {
@@ -168,5 +167,5 @@ def to_record(node: TextNode) -> dict[str, Any]:
     }
 
 
-def from_record(record: dict[str, Any]) -> TextNode:
-    return TextNode.from_dict(record["node"])
+def from_record(record: Mapping[str, JSONValue]) -> TextNode:
+    return TextNode.from_dict(dict(json_object(record["node"])))
