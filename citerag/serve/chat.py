@@ -14,9 +14,9 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 from citerag.answer.contract import AnswerResult
+from citerag.types import JSONObject
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -33,7 +33,7 @@ def usage_of(result: AnswerResult) -> dict[str, int] | None:
     return {"prompt_tokens": 0, "completion_tokens": total, "total_tokens": total}
 
 
-def chat_completion(result: AnswerResult, model: str) -> dict[str, Any]:
+def chat_completion(result: AnswerResult, model: str) -> JSONObject:
     contract = result.to_dict()
     return {
         "id": completion_id(),
@@ -58,10 +58,10 @@ def answer_pieces(answer: str) -> list[str]:
     return _PIECE.findall(answer)
 
 
-def chunks(result: AnswerResult, model: str) -> Iterator[dict[str, Any]]:
+def chunks(result: AnswerResult, model: str) -> Iterator[JSONObject]:
     ident, created = completion_id(), int(time.time())
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    def chunk(delta: JSONObject, finish: str | None = None) -> JSONObject:
         return {
             "id": ident,
             "object": "chat.completion.chunk",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 import anyio
 from fastapi import Depends, Request
@@ -62,7 +62,7 @@ class Served:
     pages: PageSource
     limiter: anyio.CapacityLimiter
 
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
+    async def run(self, function: Callable[..., T], *args: object) -> T:
         """A blocking engine call on a worker thread, so the event loop keeps serving."""
         return await anyio.to_thread.run_sync(function, *args, limiter=self.limiter)
 
