@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    NodeRelationship,
+    NodeWithScore,
+    QueryBundle,
+    TextNode,
+)
 from pydantic import Field, PrivateAttr
 
 from citerag.answer.highlights import select_highlights
@@ -29,7 +35,7 @@ SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
 
 
-def highlights_of(node: TextNode) -> list[dict[str, Any]]:
+def highlights_of(node: BaseNode) -> list[dict[str, Any]]:
     """The highlights a `HighlightPostprocessor` put on the node (text, offsets, score)."""
     return list(node.metadata.get(HIGHLIGHTS, []))
 
@@ -132,7 +138,7 @@ class NeighbourExpansion(BaseNodePostprocessor):
         return result
 
 
-def _edge_neighbour(node: Any) -> str | None:
+def _edge_neighbour(node: BaseNode) -> str | None:
     highlights = highlights_of(node)
     spans = sentences_of(node)
     if not highlights or not spans:
