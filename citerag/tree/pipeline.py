@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from citerag.answer.citations import normalize_citations
-from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
+from citerag.answer.contract import (
+    AnswerMetadata,
+    AnswerResult,
+    MetadataRecord,
+    Source,
+    SourceRecord,
+)
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.answer.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.answer.llm import LLMResult
@@ -41,6 +47,17 @@ TOP_K_FILES = 3
 Answer = Callable[[str, Sequence["TreeSource"]], LLMResult]
 
 
+class TreeSourceRecord(SourceRecord):
+    nodeId: str
+    summary: str
+    pageIndex: int
+    endIndex: int
+
+
+class TreeMetadataRecord(MetadataRecord):
+    searchHistory: list[JSONObject]
+
+
 @dataclass
 class TreeSource(Source):
     node_id: str = ""
@@ -48,25 +65,22 @@ class TreeSource(Source):
     page_index: int = 0
     end_index: int = 0
 
-    def to_dict(self) -> JSONObject:
-        data = super().to_dict()
-        data.update(
-            nodeId=self.node_id,
-            summary=self.summary,
-            pageIndex=self.page_index,
-            endIndex=self.end_index,
-        )
-        return data
+    def to_dict(self) -> TreeSourceRecord:
+        return {
+            **super().to_dict(),
+            "nodeId": self.node_id,
+            "summary": self.summary,
+            "pageIndex": self.page_index,
+            "endIndex": self.end_index,
+        }
 
 
 @dataclass
 class TreeMetadata(AnswerMetadata):
     search_history: list[JSONObject] = field(default_factory=list)
 
-    def to_dict(self) -> JSONObject:
-        data = super().to_dict()
-        data["searchHistory"] = self.search_history
-        return data
+    def to_dict(self) -> TreeMetadataRecord:
+        return {**super().to_dict(), "searchHistory": self.search_history}
 
 
 @dataclass
