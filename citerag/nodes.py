@@ -9,6 +9,7 @@ and unit. Keys that are noise for an embedding or an LLM are excluded from their
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import (
     BaseNode,
@@ -34,6 +35,16 @@ HIGHLIGHTS = "highlights"
 _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL]
 EXCLUDED_FROM_EMBED = [*_BOOKKEEPING, DOC_NAME, PAGE]
 EXCLUDED_FROM_LLM = list(_BOOKKEEPING)
+
+
+class NodeHighlight(TypedDict):
+    """A highlight a postprocessor put on a node, under `HIGHLIGHTS`."""
+
+    text: str
+    startOffset: int
+    endOffset: int
+    score: float
+    sentence: NotRequired[int]  # its sentence's index in the node (sentence highlights)
 
 
 def chunk_node(

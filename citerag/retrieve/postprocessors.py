@@ -23,6 +23,7 @@ from pydantic import Field, PrivateAttr
 from citerag.answer.highlights import select_highlights
 from citerag.nodes import (
     HIGHLIGHTS,
+    NodeHighlight,
     doc_name_of,
     neighbour_id,
     page_of,
@@ -35,7 +36,7 @@ SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
 
 
-def highlights_of(node: BaseNode) -> list[dict[str, Any]]:
+def highlights_of(node: BaseNode) -> list[NodeHighlight]:
     """The highlights a `HighlightPostprocessor` put on the node (text, offsets, score)."""
     return list(node.metadata.get(HIGHLIGHTS, []))
 
@@ -81,7 +82,7 @@ class HighlightPostprocessor(BaseNodePostprocessor):
                 query_vector,
                 k=self.per_node,
             )
-            highlights = [
+            highlights: list[NodeHighlight] = [
                 {
                     "text": h.highlight.text,
                     "startOffset": h.highlight.startOffset,
