@@ -34,6 +34,11 @@ class TreeNode:
         for child in self.nodes:
             yield from child.walk()
 
+    def walk_with_depth(self, depth: int = 0) -> Iterator[tuple[TreeNode, int]]:
+        yield self, depth
+        for child in self.nodes:
+            yield from child.walk_with_depth(depth + 1)
+
     def full_text(self) -> str:
         """The node's text with its descendants' text, in reading order."""
         parts = [self.text.strip()] + [child.full_text() for child in self.nodes]
@@ -90,6 +95,11 @@ class DocumentTree:
     def walk(self) -> Iterator[TreeNode]:
         for node in self.structure:
             yield from node.walk()
+
+    def walk_with_depth(self) -> Iterator[tuple[TreeNode, int]]:
+        """Every node depth-first with its depth, 0 for the top nodes."""
+        for node in self.structure:
+            yield from node.walk_with_depth()
 
     def find(self, node_id: str) -> TreeNode | None:
         return next((node for node in self.walk() if node.node_id == node_id), None)
