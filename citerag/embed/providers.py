@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NoReturn
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -53,7 +53,7 @@ class HostedEmbedder(Embedder):
         return self._embedding
 
     @property
-    def model(self) -> Any:
+    def model(self) -> NoReturn:
         raise ConfigError(
             f"Reranker 'maxsim' needs a local model's token vectors, and the embeddings are "
             f"hosted ({self._model_id}); choose reranker 'sentence', 'colbert' or 'none'."
@@ -94,7 +94,7 @@ class HostedEmbedder(Embedder):
         return normalized(raw, len(texts), self._model_id)
 
 
-def normalized(raw: Any, expected_rows: int, model_id: str) -> np.ndarray:
+def normalized(raw: object, expected_rows: int, model_id: str) -> np.ndarray:
     """The reply as unit-length float32 rows, or an LLMResponseError when it is not one finite,
     non-zero vector per text."""
     try:

@@ -17,13 +17,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.schema import TextNode
 
 from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, LABELS, YEARS, FieldExtractor
 from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
-from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
+from citerag.enrich.langextract_cache import (
+    CachedLangExtract,
+    SemanticSchema,
+    langextract_call,
+    langextract_model,
+)
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
 from citerag.nodes import block_type_of, label_of, table_context_of
@@ -85,7 +89,7 @@ def _store(chunk: TextNode, found: dict[str, list[str]], by: str) -> None:
         keys.extend(k for k in ALL_KEYS if k not in keys)
 
 
-def build_enricher(settings: Settings, schema: Any | None = None) -> Enricher:
+def build_enricher(settings: Settings, schema: SemanticSchema | None = None) -> Enricher:
     """The enricher `settings.metadata` asks for, with what this machine has; reasons logged."""
     method = settings.metadata
     if method not in METADATA_CHOICES:
@@ -100,7 +104,9 @@ def build_enricher(settings: Settings, schema: Any | None = None) -> Enricher:
     return enricher
 
 
-def _gliner_source(settings: Settings, schema: Any | None) -> tuple[str, tuple[str, ...]] | None:
+def _gliner_source(
+    settings: Settings, schema: SemanticSchema | None
+) -> tuple[str, tuple[str, ...]] | None:
     where, why = find_gliner(settings.gliner_model)
     if where is None:
         log.info("GLiNER: %s; using the rules extractor", why)
@@ -110,7 +116,7 @@ def _gliner_source(settings: Settings, schema: Any | None) -> tuple[str, tuple[s
     return where, labels
 
 
-def _langextract(settings: Settings, schema: Any | None) -> CachedLangExtract | None:
+def _langextract(settings: Settings, schema: SemanticSchema | None) -> CachedLangExtract | None:
     if not settings.llm_provider:
         log.warning(
             "metadata %r needs an LLM; set LLM_PROVIDER (LangExtract skipped)", settings.metadata

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.schema import BaseNode
 
 from citerag.enrich.fields import ENRICHED_BY, LIST_FIELDS
+from citerag.types import JSONObject
 
 TOP_VALUES = 5
 
 
-def enrichment_summary(chunks: Sequence[BaseNode]) -> dict[str, Any]:
+def enrichment_summary(chunks: Sequence[BaseNode]) -> JSONObject:
     methods = sorted({str(c.metadata.get(ENRICHED_BY, "")) for c in chunks} - {""})
-    fields: dict[str, Any] = {}
+    fields: JSONObject = {}
     for key in LIST_FIELDS:
         counts = Counter(v for c in chunks for v in c.metadata.get(key) or [])
         if counts:

@@ -11,7 +11,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -22,6 +21,7 @@ from llama_index.core.vector_stores.types import (
 
 from citerag.enrich.fields import ENTITIES, YEARS
 from citerag.plan.references import PageSpan, dates, label_refs, page_spans, years
+from citerag.types import JSONObject
 
 MIN_ENTITY_CHARS = 3
 _SECTION_KINDS = frozenset({"section", "item", "chapter"})
@@ -36,8 +36,8 @@ class SubQuestionFilters:
     pages: list[PageSpan] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {
             "years": self.years,
             "dates": self.dates,
             "labels": self.labels,

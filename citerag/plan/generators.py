@@ -13,10 +13,10 @@ import difflib
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.question_gen.types import BaseQuestionGenerator, SubQuestion, SubQuestionList
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
@@ -76,10 +76,10 @@ class OfflineQuestionGenerator(BaseQuestionGenerator):
     ) -> list[SubQuestion]:
         return self.generate(tools, query)
 
-    def _get_prompts(self) -> dict[str, Any]:
+    def _get_prompts(self) -> PromptDictType:
         return {}
 
-    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+    def _update_prompts(self, prompts: PromptDictType) -> None:
         return None
 
 
@@ -136,10 +136,10 @@ class RobustLLMQuestionGenerator(BaseQuestionGenerator):
             return reply, "not valid JSON of the asked shape"
         return reply, None
 
-    def _get_prompts(self) -> dict[str, Any]:
+    def _get_prompts(self) -> PromptDictType:
         return {}
 
-    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+    def _update_prompts(self, prompts: PromptDictType) -> None:
         return None
 
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from llama_index.core.base.llms.generic_utils import messages_to_history_str
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -247,7 +247,26 @@ def condense(history: Sequence[ChatTurn], question: str, llm: LLM | None = None)
     return Condensed(rewrite, "llm")
 
 
-def condense_turn(engine: Any, history: Sequence[ChatTurn], question: str) -> Condensed:
+class _Answerer(Protocol):
+    @property
+    def llm(self) -> LLM: ...
+
+
+class _Factory(Protocol):
+    @property
+    def answerer(self) -> _Answerer | None: ...
+
+
+class ConversingEngine(Protocol):
+    """What a conversation needs of the engine: its configured LLM, if any."""
+
+    @property
+    def factory(self) -> _Factory: ...
+
+
+def condense_turn(
+    engine: ConversingEngine, history: Sequence[ChatTurn], question: str
+) -> Condensed:
     """`condense` with the engine's configured LLM (None: offline)."""
     llm = None
     if any(turn.role == "user" for turn in history):

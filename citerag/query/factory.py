@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores.types import MetadataFilters
@@ -30,6 +31,9 @@ from citerag.retrieve.rerank import (
 )
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+
+if TYPE_CHECKING:
+    from citerag.answer.llm import LLMAnswerer
 
 log = logging.getLogger("citerag.factory")
 
@@ -67,7 +71,7 @@ def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str
     return (lambda _vectors: None), why
 
 
-def build_answerer(settings: Settings) -> Any | None:
+def build_answerer(settings: Settings) -> LLMAnswerer | None:
     if not settings.llm_provider:
         return None
     from citerag.answer.llm import LLMAnswerer
@@ -143,7 +147,7 @@ class QueryFactory:
         )
 
     def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:
-        def sentence_vectors(chunk_ids: Sequence[str]) -> Any:
+        def sentence_vectors(chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)
 
         return [

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import RESPONSE_TYPE
+from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.question_gen.types import BaseQuestionGenerator, SubQuestion
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools import QueryEngineTool
@@ -103,5 +103,5 @@ class CitedSubQuestionEngine(BaseQueryEngine):
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)
 
-    def _get_prompt_modules(self) -> dict[str, Any]:
+    def _get_prompt_modules(self) -> PromptMixinType:
         return {}

@@ -19,14 +19,13 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
 from citerag.enrich.fields import ENTITIES
-from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
+from citerag.retrieve.doc_state import PLACE_KEYS, DocState, Place, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.pages import PageKey, page_texts
@@ -36,14 +35,14 @@ from citerag.store.keywords import KeywordIndex, KeywordKind
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "PageSet", "page_texts", "refresh_state"]
 
 
-class Places(Mapping[str, dict[str, Any]]):
+class Places(Mapping[str, Place]):
     """Chunk id -> place over every document, iterated in document-id order."""
 
-    def __init__(self, docs: list[DocState], index: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, docs: list[DocState], index: dict[str, Place]) -> None:
         self._docs = docs
         self._index = index
 
-    def __getitem__(self, chunk_id: str) -> dict[str, Any]:
+    def __getitem__(self, chunk_id: str) -> Place:
         return self._index[chunk_id]
 
     def __contains__(self, chunk_id: object) -> bool:
@@ -74,7 +73,7 @@ class CollectionState:
         name: str,
         docs: dict[str, DocState],
         keywords: KeywordIndex,
-        index: dict[str, dict[str, Any]] | None = None,
+        index: dict[str, Place] | None = None,
     ) -> None:
         self.name = name
         self.docs = dict(sorted(docs.items()))

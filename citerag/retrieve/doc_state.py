@@ -26,6 +26,9 @@ from citerag.store.base import ChunkMetadata, DocStore
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
+# What filters and rankings read of a chunk: PLACE_KEYS and LIST_FIELDS, the values as the
+# docstore's chunk metadata holds them (a str id, an int page, tuples of list-field values).
+Place = dict[str, Any]
 _NOTHING: tuple[str, ...] = ()
 
 
@@ -33,7 +36,7 @@ _NOTHING: tuple[str, ...] = ()
 class DocState:
     doc_id: str
     version: float  # the record's created_at: a document ingested again is loaded again
-    places: dict[str, dict[str, Any]]  # chunk id -> place, in chunk order
+    places: dict[str, Place]  # chunk id -> place, in chunk order
     pages: tuple[PageKey, ...]  # in order of first appearance
     chunk_ids: dict[PageKey, list[str]]
     statement_ids: frozenset[str]
@@ -66,7 +69,7 @@ def load_doc_state(
     return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors)
 
 
-def _place(chunk: ChunkMetadata) -> dict[str, Any]:
+def _place(chunk: ChunkMetadata) -> Place:
     """What filters read of a chunk; repeated strings are shared and empty lists are one tuple,
     since a collection holds a place per chunk."""
     held = chunk.metadata
@@ -75,7 +78,7 @@ def _place(chunk: ChunkMetadata) -> dict[str, Any]:
     return place
 
 
-def _shared(value: Any) -> Any:
+def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 

@@ -11,12 +11,19 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    NodeRelationship,
+    NodeWithScore,
+    QueryBundle,
+    TextNode,
+)
 from pydantic import Field, PrivateAttr
 
 from citerag.answer.highlights import select_highlights
 from citerag.nodes import (
     HIGHLIGHTS,
+    NodeHighlight,
     doc_name_of,
     neighbour_id,
     page_of,
@@ -29,7 +36,7 @@ SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
 
 
-def highlights_of(node: TextNode) -> list[dict[str, Any]]:
+def highlights_of(node: BaseNode) -> list[NodeHighlight]:
     """The highlights a `HighlightPostprocessor` put on the node (text, offsets, score)."""
     return list(node.metadata.get(HIGHLIGHTS, []))
 
@@ -75,7 +82,7 @@ class HighlightPostprocessor(BaseNodePostprocessor):
                 query_vector,
                 k=self.per_node,
             )
-            highlights = [
+            highlights: list[NodeHighlight] = [
                 {
                     "text": h.highlight.text,
                     "startOffset": h.highlight.startOffset,
@@ -132,7 +139,7 @@ class NeighbourExpansion(BaseNodePostprocessor):
         return result
 
 
-def _edge_neighbour(node: Any) -> str | None:
+def _edge_neighbour(node: BaseNode) -> str | None:
     highlights = highlights_of(node)
     spans = sentences_of(node)
     if not highlights or not spans:

@@ -152,7 +152,7 @@ class ColbertScorer:
             checkpoint=checkpoint, doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, gpus=0
         )
         self._config = config
-        self._checkpoint: Any = Checkpoint(checkpoint, colbert_config=config, verbose=0)
+        self._checkpoint = Checkpoint(checkpoint, colbert_config=config, verbose=0)
 
     def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]:
         import torch

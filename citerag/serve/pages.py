@@ -14,7 +14,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pymupdf
 
@@ -22,6 +21,7 @@ from citerag.ingest.pipeline import ingest_key
 from citerag.serve.errors import ApiError
 from citerag.serve.uploads import FileStore
 from citerag.settings import Settings
+from citerag.types import JSONObject
 
 MIN_ZOOM, MAX_ZOOM = 0.5, 4.0
 HEAD_TAIL_WORDS = 6
@@ -97,7 +97,7 @@ class PageSource:
                 self._pngs.popitem(last=False)
         return data
 
-    def boxes(self, path: Path, page: int, highlights: Sequence[str]) -> dict[str, Any]:
+    def boxes(self, path: Path, page: int, highlights: Sequence[str]) -> JSONObject:
         """The page size in PDF points and, per highlight, its box (null when not found)."""
         with pymupdf.open(path) as doc:
             pdf_page = _page(doc, page)

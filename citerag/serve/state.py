@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 import anyio
 from fastapi import Depends, Request, Security
@@ -65,7 +65,7 @@ class Served:
     limiter: anyio.CapacityLimiter
     default_collection: str = DEFAULT_COLLECTION  # a question that names none asks this one
 
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
+    async def run(self, function: Callable[..., T], *args: object) -> T:
         """A blocking engine call on a worker thread, so the event loop keeps serving."""
         return await anyio.to_thread.run_sync(function, *args, limiter=self.limiter)
 

@@ -20,8 +20,8 @@ benchmarks/results/keywords.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
 
@@ -30,6 +30,7 @@ from citerag.store.bm25_index import tokenize
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
 from citerag.store.milvus_filters import milvus_literal
 from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.types import JSONObject, JSONValue, json_int
 
 
 class _LiteSessionTimestamp(logging.Filter):
@@ -96,7 +97,7 @@ class MilvusKeywordIndex:
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         """Replace the document's rows by `entries` (adding the same document twice is safe)."""
         name = keyword_collection_name(collection)
-        rows: dict[str, list[dict[str, object]]] = {kind: [] for kind in KINDS}
+        rows: dict[str, list[JSONObject]] = {kind: [] for kind in KINDS}
         for place, entry in enumerate(entries):
             rows[entry.kind].append(self._row(doc_id, place, entry))
         with self._lock:
@@ -179,7 +180,7 @@ class MilvusKeywordIndex:
             self._load(name)
             return {str(row["doc_id"]) for row in self._all_rows(name, ["doc_id"])}
 
-    def _all_rows(self, name: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+    def _all_rows(self, name: str, fields: list[str]) -> Iterator[Mapping[str, JSONValue]]:
         # A plain query answers at most 16384 rows; the iterator pages through any number.
         rows = self._client.query_iterator(
             name, batch_size=QUERY_BATCH, filter='id != ""', output_fields=fields
@@ -202,7 +203,7 @@ class MilvusKeywordIndex:
     def _text(self, text: str) -> str:
         return analyzer_text(text) if self._pretokenize else text
 
-    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> dict[str, object]:
+    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> JSONObject:
         if len(entry.id.encode("utf-8")) > ID_BYTES:
             raise ValueError(f"keyword entry id {entry.id!r} is longer than {ID_BYTES} bytes")
         return {
@@ -278,8 +279,8 @@ class _Hit(NamedTuple):
     place: int
 
 
-def _hit(entity: dict[str, Any], score: float) -> _Hit:
-    return _Hit(str(entity["id"]), score, str(entity["doc_id"]), int(entity["place"]))
+def _hit(entity: Mapping[str, JSONValue], score: float) -> _Hit:
+    return _Hit(str(entity["id"]), score, str(entity["doc_id"]), json_int(entity["place"]))
 
 
 def _rank(hit: _Hit) -> tuple[float, str, int]:

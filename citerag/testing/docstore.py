@@ -13,7 +13,7 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.nodes import boxes_of, chunk_node, neighbour_id, page_vector_key
 from citerag.store.base import DocStore
-from citerag.types import BBox, DocumentRecord
+from citerag.types import BBox, DocumentRecord, JSONObject
 
 
 def record(doc_id: str, name: str = "report.pdf", collection: str = "main") -> DocumentRecord:
@@ -239,7 +239,7 @@ class DocStoreContract:
     def test_a_section_tree_round_trips_and_goes_with_its_document(
         self, docstore: DocStore
     ) -> None:
-        tree: dict[str, object] = {
+        tree: JSONObject = {
             "doc_id": "d1",
             "nodes": [{"node_id": "0000", "title": "1 Intro", "start": 1}],
         }

@@ -69,7 +69,7 @@ class ToolContext:
 class ToolResult:
     nodes: list[NodeWithScore]
     retrieved: int  # candidates before reranking
-    notes: dict[str, Any] = field(default_factory=dict)  # what the tool resolved, for metadata
+    notes: dict[str, object] = field(default_factory=dict)  # what the tool resolved, for metadata
 
 
 def postprocess(

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from citerag.tree.model import DocumentTree, TreeNode
 
@@ -32,8 +32,21 @@ class OutlineScore:
     missed_labels: tuple[str, ...]
 
 
-def load_outline(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+class HeadingLabel(TypedDict):
+    title: str
+    start_index: int
+    end_index: int
+
+
+class Outline(TypedDict):
+    """A labelled outline file: the headings a person marked, down to `scope`."""
+
+    headings: list[HeadingLabel]
+    scope: NotRequired[str]  # "all" (the default) or "levels<=N"
+
+
+def load_outline(path: Path) -> Outline:
+    data: Outline = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
@@ -66,10 +79,10 @@ def _in_scope(node: TreeNode, scope: str) -> bool:
     return node.level <= int(found.group(1)) if found else True
 
 
-def score_tree(tree: DocumentTree, outline: dict[str, Any]) -> OutlineScore:
+def score_tree(tree: DocumentTree, outline: Outline) -> OutlineScore:
     scope = str(outline.get("scope", "all"))
     predicted = [node for node in tree.walk() if _in_scope(node, scope)]
-    labels: list[dict[str, Any]] = list(outline["headings"])
+    labels = list(outline["headings"])
     used: set[int] = set()
     matched_spans = 0
     unmatched: list[str] = []

@@ -7,7 +7,6 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.schema import TextNode
 
@@ -16,7 +15,7 @@ from citerag.errors import RagError
 from citerag.settings import Settings
 from citerag.tree.build import build_tree
 from citerag.tree.summaries import Summarizer, SummaryCache, summarize_tree
-from citerag.types import ParsedDocument
+from citerag.types import JSONObject, ParsedDocument
 
 log = logging.getLogger(__name__)
 TREE_SECONDS = "tree_seconds"  # on the log record: how long the build took (benchmarks read it)
@@ -43,7 +42,7 @@ def build_tree_logged(
     parsed: ParsedDocument,
     chunks: Sequence[TextNode],
     summarize: Summarizer | None = None,
-) -> dict[str, Any] | None:
+) -> JSONObject | None:
     """The tree's docstore record, or None (with a warning) when it cannot be built: the
     document is still searchable by chunks, and `main.py tree` says the tree is missing."""
     started = time.perf_counter()

@@ -13,14 +13,20 @@ import logging
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from citerag.answer.citations import normalize_citations
-from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
+from citerag.answer.contract import (
+    AnswerMetadata,
+    AnswerResult,
+    MetadataRecord,
+    Source,
+    SourceRecord,
+)
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.answer.highlights import ScoredHighlight, select_highlights, split_sentences
+from citerag.answer.llm import LLMResult
 from citerag.errors import RagError
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import (
@@ -31,10 +37,25 @@ from citerag.tree.search import (
     offline_ranking,
     terms,
 )
+from citerag.types import JSONObject, JSONValue
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
+
+# (question, sources) -> the LLM's answer
+Answer = Callable[[str, Sequence["TreeSource"]], LLMResult]
+
+
+class TreeSourceRecord(SourceRecord):
+    nodeId: str
+    summary: str
+    pageIndex: int
+    endIndex: int
+
+
+class TreeMetadataRecord(MetadataRecord):
+    searchHistory: list[JSONObject]
 
 
 @dataclass
@@ -44,25 +65,22 @@ class TreeSource(Source):
     page_index: int = 0
     end_index: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        data.update(
-            nodeId=self.node_id,
-            summary=self.summary,
-            pageIndex=self.page_index,
-            endIndex=self.end_index,
-        )
-        return data
+    def to_dict(self) -> TreeSourceRecord:
+        return {
+            **super().to_dict(),
+            "nodeId": self.node_id,
+            "summary": self.summary,
+            "pageIndex": self.page_index,
+            "endIndex": self.end_index,
+        }
 
 
 @dataclass
 class TreeMetadata(AnswerMetadata):
-    search_history: list[dict[str, Any]] = field(default_factory=list)
+    search_history: list[JSONObject] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        data["searchHistory"] = self.search_history
-        return data
+    def to_dict(self) -> TreeMetadataRecord:
+        return {**super().to_dict(), "searchHistory": self.search_history}
 
 
 @dataclass
@@ -96,17 +114,17 @@ def _stem(file_name: str) -> str:
 def run_pipeline(
     question: str,
     files: Sequence[FileHits],
-    load_tree: Any,
+    load_tree: Callable[[str], DocumentTree],
     chat: Chat | None = None,
-    answer: Any | None = None,
+    answer: Answer | None = None,
     top_k_files: int = TOP_K_FILES,
 ) -> AnswerResult:
     """`load_tree(doc_id)` gives a DocumentTree (or raises); `chat` selects nodes with an
     LLM; `answer(question, sources)` gives an LLMResult (None: extractive)."""
     started = time.perf_counter()
-    history: list[dict[str, Any]] = []
+    history: list[JSONObject] = []
     chosen = rank_files(files, top_k_files, question)
-    found = [[f.name, round(f.score, 4), f.relevant] for f in files]
+    found: list[JSONValue] = [[f.name, round(f.score, 4), f.relevant] for f in files]
     history.append({"step": "file_search", "files": found})
     history.append({"step": "files_selected", "files": [f.name for f in chosen]})
     if not chosen:
@@ -122,7 +140,9 @@ def run_pipeline(
 
 
 def _load_trees(
-    chosen: Sequence[FileHits], load_tree: Any, history: list[dict[str, Any]]
+    chosen: Sequence[FileHits],
+    load_tree: Callable[[str], DocumentTree],
+    history: list[JSONObject],
 ) -> list[tuple[FileHits, DocumentTree]]:
     trees: list[tuple[FileHits, DocumentTree]] = []
     for hits in chosen:
@@ -150,7 +170,7 @@ def _select(question: str, tree: DocumentTree, hits: FileHits, chat: Chat | None
     return llm_selection(chat, tree, question, ranking)
 
 
-def _selection_entry(tree: DocumentTree, selection: Selection) -> dict[str, Any]:
+def _selection_entry(tree: DocumentTree, selection: Selection) -> JSONObject:
     return {
         "step": "nodes_selected",
         "file": tree.doc_name,
@@ -281,7 +301,9 @@ def _sources(
     return sources
 
 
-def _compose(question: str, sources: Sequence[TreeSource], answer: Any) -> tuple[str, str, int]:
+def _compose(
+    question: str, sources: Sequence[TreeSource], answer: Answer | None
+) -> tuple[str, str, int]:
     if answer is not None and sources:
         result = answer(question, sources)
         return normalize_citations(result.text, sources), result.model, result.tokens_used
@@ -293,9 +315,7 @@ def _compose(question: str, sources: Sequence[TreeSource], answer: Any) -> tuple
     return extractive_answer(candidates), "extractive (no LLM configured)", 0
 
 
-def _metadata(
-    started: float, history: list[dict[str, Any]], model: str, tokens: int
-) -> TreeMetadata:
+def _metadata(started: float, history: list[JSONObject], model: str, tokens: int) -> TreeMetadata:
     return TreeMetadata(
         processing_time_ms=round((time.perf_counter() - started) * 1000),
         model=model,

@@ -18,10 +18,9 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from citerag.answer.json_repair import loads_repaired
-from citerag.tree.model import DocumentTree, TreeNode
+from citerag.tree.model import DocumentTree
 
 NODES_PER_FILE = 5
 MAX_THINKING = 500  # characters of the LLM's reasoning kept in the search history
@@ -57,16 +56,10 @@ def terms(text: str) -> set[str]:
 def selection_view(tree: DocumentTree) -> str:
     """The tree without text: one line per node, indented by depth."""
     lines: list[str] = []
-
-    def visit(node: TreeNode, depth: int) -> None:
+    for node, depth in tree.walk_with_depth():
         summary = f" — {node.summary[:160]}" if node.summary else ""
         pages = f"p{node.start_index}-{node.end_index}"
         lines.append(f"{'  ' * depth}[{node.node_id}] {pages} {node.title}{summary}")
-        for child in node.nodes:
-            visit(child, depth + 1)
-
-    for node in tree.structure:
-        visit(node, 0)
     return "\n".join(lines)
 
 
@@ -160,7 +153,7 @@ def parse_selection(reply: str) -> tuple[str, list[str]] | None:
     return str(thinking), [node_id for node_id in ids if node_id]
 
 
-def _as_id(item: Any) -> str:
+def _as_id(item: object) -> str:
     """ "0003" from 3 or " 3 " or "0003"; "" from anything else (floats, negative or huge
     numbers, digits other than 0-9 such as "²", lists, objects)."""
     if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < _ID_LIMIT:
