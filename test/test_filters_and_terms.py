@@ -18,7 +18,7 @@ from citerag.retrieve.filters import FILTERABLE, check_filters, matches, page_fi
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.query_terms import filing_terms, keyword_query
 from citerag.store.base import PageRange
-from citerag.store.bm25_index import tokenize
+from citerag.text.tokens import tokenize
 
 PLACE: dict[str, Any] = {
     "doc_id": "doc-a",

@@ -137,7 +137,7 @@ def test_parse_and_tool_names() -> None:
 
 
 def test_json_is_found_behind_prose_brackets_fences_and_trailing_commas() -> None:
-    from citerag.answer.json_repair import loads_repaired
+    from citerag.text.json_reply import loads_repaired
 
     assert loads_repaired('Sure [see below]: {"node_list": ["0001",],}') == {"node_list": ["0001"]}
     assert loads_repaired("```json\n[{'tool': 'facts'}]\n```") == [{"tool": "facts"}]

@@ -14,9 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from citerag.answer.highlights import stem
 from citerag.answer.numbers import Quantity, quantities
 from citerag.answer.tables import Row, Table, is_per_share, tables_in
+from citerag.text.dates import TABLE_YEAR
+from citerag.text.stemming import light_stem as stem
 
 MAX_TABLE_SOURCES = 4  # the best few sources are read for tables, never more
 MIN_LABEL_SHARE = 0.5  # a row's label must share more than this part of its terms
@@ -35,7 +36,7 @@ _BELOW = re.compile(
     r"(?P<number>[$€£]?\d[\d,]*(?:\.\d+)?\s*%?)",
     re.I,
 )
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR = re.compile(rf"\b{TABLE_YEAR}\b")
 _TOTAL = re.compile(r"^total\b", re.I)
 _EXCLUDING = re.compile(r"\b(?:excluding|except|other than|not including)\s+(?:the\s+)?([\w\s-]+)")
 # Filing abbreviations a question uses for a row label's words.

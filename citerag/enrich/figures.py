@@ -28,11 +28,11 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from citerag.answer.llm import build_llm
-from citerag.chunk.sentences import sentence_spans
 from citerag.errors import RagError
 from citerag.nodes import chunk_node
 from citerag.parse.figures import FigureRegion, find_figures, render_region
 from citerag.settings import Settings
+from citerag.text.sentences import sentence_spans
 from citerag.types import ParsedDocument
 
 log = logging.getLogger(__name__)

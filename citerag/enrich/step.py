@@ -27,8 +27,8 @@ from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
 from citerag.nodes import block_type_of, label_of, table_context_of
-from citerag.plan.references import years
 from citerag.settings import Settings
+from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 METADATA_CHOICES = ("none", "entity", "langextract", "both")

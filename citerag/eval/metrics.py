@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from citerag.chunk.sentences import sentence_spans
+from citerag.text.sentences import sentence_spans
 
 MIN_SENTENCE_CHARS = 20
 WORD_SHARE = 0.8

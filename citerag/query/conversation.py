@@ -33,7 +33,8 @@ from llama_index.core.llms import LLM
 from citerag.answer.contract import AnswerResult
 from citerag.enrich.rules import named_entities
 from citerag.errors import InputError
-from citerag.plan.references import LABEL_KINDS, label_refs, years
+from citerag.plan.references import LABEL_KINDS, label_refs
+from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 ROLES = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}

@@ -14,7 +14,6 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, TextNode
 from pydantic import Field, PrivateAttr
 
-from citerag.answer.highlights import select_highlights
 from citerag.nodes import (
     HIGHLIGHTS,
     doc_name_of,
@@ -23,6 +22,7 @@ from citerag.nodes import (
     sentences_of,
     start_of,
 )
+from citerag.retrieve.highlights import select_highlights
 from citerag.retrieve.rerank import query_vector_of
 
 SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]

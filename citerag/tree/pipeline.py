@@ -20,8 +20,8 @@ from typing import Any
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.answer.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.errors import RagError
+from citerag.retrieve.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.tree.search import (
     Chat,

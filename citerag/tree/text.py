@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citerag.chunk.sentences import sentence_spans
+from citerag.text.sentences import sentence_spans
 from citerag.types import ParsedDocument
 
 SUMMARY_CHARS = 300
