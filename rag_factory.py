@@ -47,7 +47,7 @@ def build_postprocessors(
     engine: Engine, collection: str, top_k: int | None = None
 ) -> list[BaseNodePostprocessor]:
     """The reranker and the highlighter, as LlamaIndex node postprocessors."""
-    return engine.factory.postprocessors(collection, top_k)
+    return engine.factory.postprocessors(collection, top_k).steps
 
 
 def build_query_engine(

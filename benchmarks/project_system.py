@@ -70,7 +70,7 @@ class ProjectSystem:
         state = self._engine.collection_state(collection)
         query = QueryBundle(question)
         nodes = self._factory.retriever(state).retrieve(query)
-        reranker = self._factory.postprocessors(collection, top_k)[0]
+        reranker = self._factory.postprocessors(collection, top_k).reranker
         ranked = reranker.postprocess_nodes(nodes, query_bundle=query)
         return [
             RetrievedPassage(

@@ -10,8 +10,9 @@ from fake_openai_server import ScriptedReply, running_server
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import Source
-from citerag.answer.llm import LLMAnswerer, build_llm
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.llm.connection import build_llm
 from citerag.settings import Settings
 
 SOURCES = [

@@ -14,7 +14,7 @@ from fake_openai_server import ScriptedReply, running_server
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 
-from citerag.answer.llm import build_llm
+from citerag.llm.connection import build_llm
 from citerag.plan.generators import RobustLLMQuestionGenerator, parse_plan, tool_for
 from citerag.settings import Settings
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bm25s.stopwords import STOPWORDS_EN
+
 from citerag.text.dates import dates, years
 from citerag.text.json_reply import loads_repaired
 from citerag.text.stemming import light_stem, plural_stem
@@ -22,6 +24,10 @@ def test_keyword_tokens_fold_plurals_drop_stop_words_and_keep_numbers_whole() ->
 def test_keyword_search_folds_plurals_only_and_highlights_fold_verb_endings() -> None:
     assert plural_stem("increased") == "increased"
     assert light_stem("increased") == light_stem("increase") == "increas"
+
+
+def test_the_stop_words_are_lucenes_as_bm25s_ships_them() -> None:
+    assert frozenset(STOPWORDS_EN) == STOPWORDS
 
 
 def test_every_stop_word_list_of_highlights_holds_the_keyword_list() -> None:

@@ -27,8 +27,8 @@ from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRol
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from citerag.answer.llm import build_llm
 from citerag.errors import RagError
+from citerag.llm.connection import build_llm
 from citerag.nodes import chunk_node
 from citerag.parse.figures import FigureRegion, find_figures, render_region
 from citerag.settings import Settings

@@ -26,6 +26,7 @@ from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
 from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
+from citerag.llm.connection import connection_of
 from citerag.nodes import block_type_of, label_of, table_context_of
 from citerag.settings import Settings
 from citerag.text.dates import years
@@ -119,9 +120,7 @@ def _langextract(settings: Settings, schema: Any | None) -> CachedLangExtract | 
     if schema is None:
         log.warning("no extraction schema for this collection; LangExtract skipped")
         return None
-    from citerag.answer.llm import _connection
-
-    connection = _connection(settings, os.environ)
+    connection = connection_of(settings, os.environ)
     model = langextract_model(
         connection.provider, connection.model, connection.api_key, settings.llm_base_url
     )

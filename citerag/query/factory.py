@@ -11,15 +11,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.answer.llm_answer import LLMAnswerer
+from citerag.answer.synthesizer import CitedSynthesizer
 from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
 from citerag.query.engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
-from citerag.retrieve.postprocessors import HighlightPostprocessor, SentenceVectors
+from citerag.retrieve.postprocessors import (
+    HighlightPostprocessor,
+    SentenceVectors,
+    SourcePostprocessors,
+)
 from citerag.retrieve.rerank import (
     BestSentenceScorer,
     ColbertScorer,
@@ -30,6 +35,7 @@ from citerag.retrieve.rerank import (
 )
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+from citerag.tools.retriever import ListFilteredRetriever
 
 log = logging.getLogger("citerag.factory")
 
@@ -67,11 +73,9 @@ def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str
     return (lambda _vectors: None), why
 
 
-def build_answerer(settings: Settings) -> Any | None:
+def build_answerer(settings: Settings) -> LLMAnswerer | None:
     if not settings.llm_provider:
         return None
-    from citerag.answer.llm import LLMAnswerer
-
     return LLMAnswerer.from_settings(settings)
 
 
@@ -125,11 +129,9 @@ class QueryFactory:
         filters: MetadataFilters | None,
         vector_filters: MetadataFilters | None = None,
         hard_filters: MetadataFilters | None = None,
-    ) -> HybridRetriever:
+    ) -> ListFilteredRetriever:
         """The hybrid retriever with a sub-question's list-field filters (years, entities):
         `vector_filters` on the vector search only, `hard_filters` on every ranking."""
-        from citerag.tools.retriever import ListFilteredRetriever
-
         return ListFilteredRetriever(
             self._vectors,
             self._docstore,
@@ -141,16 +143,18 @@ class QueryFactory:
             hard_filters=hard_filters,
         )
 
-    def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:
+    def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors:
         def sentence_vectors(chunk_ids: Sequence[str]) -> Any:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)
 
-        return [
-            RerankPostprocessor(
+        return SourcePostprocessors(
+            reranker=RerankPostprocessor(
                 self._scorer_for(sentence_vectors), top_n=top_k or self.settings.rerank_top_n
             ),
-            HighlightPostprocessor(sentence_vectors, per_node=self.settings.highlights_per_source),
-        ]
+            highlighter=HighlightPostprocessor(
+                sentence_vectors, per_node=self.settings.highlights_per_source
+            ),
+        )
 
     def query_engine(
         self,
@@ -160,6 +164,6 @@ class QueryFactory:
     ) -> CitedQueryEngine:
         return CitedQueryEngine(
             self.retriever(state, filters),
-            self.postprocessors(state.name, top_k),
-            answerer=self.answerer,
+            self.postprocessors(state.name, top_k).steps,
+            CitedSynthesizer(self.answerer),
         )

@@ -14,6 +14,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.llm.chat import LLMChat
 from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
 from citerag.serve.errors import ApiError
@@ -22,7 +23,7 @@ from citerag.serve.security import check_api_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord
 
 T = TypeVar("T")
@@ -52,6 +53,13 @@ class ServedEngine(Protocol):
     def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]: ...
 
     def delete(self, name: str, collection: str) -> int: ...
+
+    @property
+    def answerer(self) -> LLMChat | None: ...
+
+    def tree_answer(
+        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
+    ) -> AnswerResult: ...
 
 
 @dataclass

@@ -1,13 +1,12 @@
 """The word lists the text steps share, each defined once.
 
-`STOPWORDS` is the one stop-word list: Lucene's English list as bm25s ships it, what keyword
-search drops. The other lists serve one role each; the figures in benchmarks/results/ were
-measured with them, so a role keeps its list rather than taking a longer or shorter one.
+`STOPWORDS` is the one stop-word list: Lucene's English list (the one bm25s ships, written out
+here because importing bm25s sets its logger to DEBUG), what keyword search drops. The other
+lists serve one role each; the figures in benchmarks/results/ were measured with them, so a role
+keeps its list rather than taking a longer or shorter one.
 """
 
 from __future__ import annotations
-
-from bm25s.stopwords import STOPWORDS_EN
 
 from citerag.text.dates import MONTH_NAMES
 
@@ -16,7 +15,10 @@ def _listed(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-STOPWORDS = frozenset(STOPWORDS_EN)
+STOPWORDS = _listed(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with"
+)
 
 # Pronouns, auxiliaries, prepositions and quantifiers beyond Lucene's list: highlights compare a
 # question's meaningful words with a sentence's, and these carry no meaning there.

@@ -17,9 +17,9 @@ from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.contract import AnswerMetadata
+from citerag.answer.synthesizer import SubAnswer
 from citerag.plan.filters import SubQuestionFilters, filters_for
-from citerag.query.engine import checked_question
-from citerag.query.synthesis import SubAnswer, synthesize
+from citerag.plan.limits import checked_question
 from citerag.tools.context import ToolContext, ToolResult, postprocess
 
 __all__ = ["ToolContext", "ToolEngine", "ToolResult", "empty_response", "postprocess"]
@@ -50,7 +50,7 @@ class ToolEngine(BaseQueryEngine):
         filters = self.filters_for(question)
         result = self.sources_for(QueryBundle(question), filters)
         part = SubAnswer(question, self.name, filters, result)
-        return synthesize(question, [part], self.context, started)
+        return self.context.answer(question, [part], started)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citerag.errors import BackendUnavailable
+from citerag.llm.chat import Chat
 from citerag.tree.model import DocumentTree, TreeNode
-from citerag.tree.search import Chat
 
 log = logging.getLogger(__name__)
 SUMMARY_CHARS = 400

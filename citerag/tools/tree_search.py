@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from citerag.llm.chat import Chat
 from citerag.text.json_reply import loads_repaired
 from citerag.text.stopwords import QUESTION_WORDS
 from citerag.text.tokens import WORD
@@ -108,9 +109,6 @@ class Selection:
     invalid_ids: list[str] = field(default_factory=list)
     retried: bool = False
     error: str = ""
-
-
-Chat = Callable[[list[tuple[str, str]]], str]  # [(role, content)] -> reply text
 
 
 def llm_selection(

@@ -22,8 +22,7 @@ from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
 from citerag.errors import RagError
 from citerag.retrieve.highlights import ScoredHighlight, select_highlights, split_sentences
-from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
-from citerag.tree.search import (
+from citerag.tools.tree_search import (
     Chat,
     Selection,
     fill_selection,
@@ -31,6 +30,7 @@ from citerag.tree.search import (
     offline_ranking,
     terms,
 )
+from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
