@@ -4,7 +4,7 @@
     engine = build_engine()
     response = build_query_engine(engine, "paul_graham").query("What did the author do?")
 
-The package (`citerag.query.factory`) makes every choice (reranker, answerer, fusion depth)
+The package (`citerag.query.query_factory`) makes every choice (reranker, answerer, fusion depth)
 from the settings; this file reads the settings from `config.py` and hands out the parts.
 """
 
@@ -17,7 +17,7 @@ import config
 import extraction_schemas
 from citerag.engine import Engine
 from citerag.env_file import load_env_file
-from citerag.query.engine import CitedQueryEngine
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.settings import Settings, settings_from_config
 

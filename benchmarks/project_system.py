@@ -17,7 +17,7 @@ from benchmarks.baselines import RetrievedPassage
 from citerag.engine import Engine
 from citerag.ingest.pipeline import Ingestor
 from citerag.nodes import doc_name_of, page_of
-from citerag.query.factory import QueryFactory
+from citerag.query.query_factory import QueryFactory
 from citerag.settings import Settings
 
 # Settings that shape the stored chunks: a variant changing one is ingested into its own

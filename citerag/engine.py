@@ -21,15 +21,15 @@ from citerag.embed.collection_model import check_model, record_model
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
 from citerag.embed.providers import build_embedder
+from citerag.enrich.enrichment_summary import enrichment_summary
 from citerag.enrich.step import build_enricher
-from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
 from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.plan.limits import check_pages_exist, checked_question
-from citerag.query.engine import CitedQueryEngine, answer_from_response
-from citerag.query.factory import QueryFactory
-from citerag.query.subquestions import CitedSubQuestionEngine
+from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
+from citerag.query.query_factory import QueryFactory
+from citerag.query.subquestions import CitedSubQuestionQueryEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
@@ -54,7 +54,7 @@ class DocumentSummary:
     parser: str
     chunks_in_milvus: int
     chunks_in_docstore: int
-    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.summary)
+    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.enrichment_summary)
 
     @property
     def health(self) -> str:
@@ -198,7 +198,7 @@ class Engine:
         top_k: int | None = None,
         filters: MetadataFilters | None = None,
         filter_scopes: dict[str, str] | None = None,
-    ) -> CitedSubQuestionEngine:
+    ) -> CitedSubQuestionQueryEngine:
         """The sub-question engine over one collection: facts, pages, summary, sections.
         `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
         state = self.searchable_state(collection)
@@ -206,7 +206,7 @@ class Engine:
             self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
         )
         generator = build_question_generator(self.factory.answerer)
-        return CitedSubQuestionEngine(build_tools(context), generator, context)
+        return CitedSubQuestionQueryEngine(build_tools(context), generator, context)
 
     def query(
         self,

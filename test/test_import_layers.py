@@ -46,7 +46,7 @@ def imported_top_names(path: Path) -> list[tuple[int, str]]:
 
 def test_the_scan_sees_the_whole_package() -> None:
     names = {p.relative_to(PACKAGE_DIR).as_posix() for p in package_modules()}
-    assert {"engine.py", "query/factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
+    assert {"engine.py", "query/query_factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
 
 
 def top_level_imports() -> dict[str, list[str]]:
@@ -94,7 +94,7 @@ print(json.dumps({{"imported": names, "loaded": loaded}}))
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert "citerag.engine" in report["imported"]
-    assert "citerag.query.factory" in report["imported"]
+    assert "citerag.query.query_factory" in report["imported"]
     assert report["loaded"] == []
 
 

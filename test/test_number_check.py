@@ -17,7 +17,7 @@ from citerag.answer.numbers import quantities, same_figure
 from citerag.answer.synthesizer import CitedSynthesizer
 from citerag.cli_output import format_answer
 from citerag.nodes import chunk_node
-from citerag.query.engine import CitedQueryEngine, answer_from_response
+from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
 from citerag.settings import Settings
 
 STATEMENT = (

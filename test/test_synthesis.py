@@ -12,7 +12,7 @@ from llama_index.core.schema import NodeWithScore
 
 from citerag.answer.synthesizer import CitedSynthesizer, SubAnswer, ToolResult
 from citerag.nodes import HIGHLIGHTS, chunk_node
-from citerag.plan.filters import SubQuestionFilters
+from citerag.plan.question_filters import SubQuestionFilters
 
 
 def scored(page: int, sentence: str, score: float) -> NodeWithScore:

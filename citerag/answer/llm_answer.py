@@ -14,8 +14,8 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
 from citerag.answer.prompts import SYSTEM_PROMPT, ContextSource, user_prompt
 from citerag.errors import LLMResponseError
-from citerag.llm.chat import LLMChat
 from citerag.llm.connection import tokens_used
+from citerag.llm.llm_chat import LLMChat
 
 
 @dataclass(frozen=True)

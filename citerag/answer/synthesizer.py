@@ -34,7 +34,7 @@ from citerag.answer.contract import (
 )
 from citerag.answer.llm_answer import LLMResult
 from citerag.answer.prompts import ContextSource
-from citerag.plan.filters import SubQuestionFilters
+from citerag.plan.question_filters import SubQuestionFilters
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
 DEFAULT_BUDGET = 10

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from citerag.answer.numbers import Quantity, quantities
-from citerag.answer.tables import Row, Table, is_per_share, tables_in
+from citerag.answer.source_tables import Row, Table, is_per_share, tables_in
 from citerag.text.dates import TABLE_YEAR
 from citerag.text.stemming import light_stem as stem
 

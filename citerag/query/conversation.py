@@ -32,7 +32,7 @@ from llama_index.core.llms import LLM
 from citerag.answer.contract import AnswerResult
 from citerag.enrich.rules import named_entities
 from citerag.errors import InputError
-from citerag.llm.chat import LLMChat
+from citerag.llm.llm_chat import LLMChat
 from citerag.plan.references import LABEL_KINDS, label_refs
 from citerag.text.dates import years
 

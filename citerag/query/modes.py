@@ -17,7 +17,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
-from citerag.llm.chat import LLMChat
+from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn, condense_turn
 from citerag.store.base import PageRange
 from citerag.tools.tree_mode import TOP_K_FILES

@@ -24,13 +24,13 @@ from citerag.answer.synthesizer import SubAnswer
 from citerag.errors import InputError
 from citerag.plan.limits import checked_question
 from citerag.plan.subjects import with_subjects
-from citerag.tools.base import ToolContext, ToolEngine
+from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
 log = logging.getLogger(__name__)
 MAX_SUB_QUESTIONS = 6
 
 
-class CitedSubQuestionEngine(BaseQueryEngine):
+class CitedSubQuestionQueryEngine(BaseQueryEngine):
     def __init__(
         self,
         tools: Sequence[QueryEngineTool],
@@ -94,10 +94,10 @@ class CitedSubQuestionEngine(BaseQueryEngine):
             return SubAnswer(item.sub_question, item.tool_name, filters, None, str(error))
         return SubAnswer(item.sub_question, item.tool_name, filters, result)
 
-    def _engine(self, name: str) -> ToolEngine:
+    def _engine(self, name: str) -> ToolQueryEngine:
         tool = self._tools.get(name) or self._tools["facts"]
         engine = tool.query_engine
-        assert isinstance(engine, ToolEngine)
+        assert isinstance(engine, ToolQueryEngine)
         return engine
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:

@@ -19,7 +19,7 @@ import numpy as np
 
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
-from citerag.retrieve.pages import PageKey, merged_text
+from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.retrieve.statement_pages import LINES_SEARCHED, has_statement_title
 from citerag.store.base import ChunkMetadata, DocStore
 

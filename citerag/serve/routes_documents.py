@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
 
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.schemas import BoxesRequest
 from citerag.serve.security import multipart_file_name, safe_collection, safe_document_name
 from citerag.serve.state import Served, State, require_key

@@ -14,11 +14,11 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
-from citerag.llm.chat import LLMChat
+from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
-from citerag.serve.errors import ApiError
-from citerag.serve.pages import PageSource
+from citerag.serve.api_errors import ApiError
+from citerag.serve.page_images import PageSource
 from citerag.serve.security import check_api_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings

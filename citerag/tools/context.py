@@ -28,7 +28,7 @@ __all__ = ["QueryParts", "ToolContext", "ToolResult", "postprocess"]
 
 
 class QueryParts(Protocol):
-    """What tools take from the query factory (`citerag.query.factory.QueryFactory`)."""
+    """What tools take from the query factory (`citerag.query.query_factory.QueryFactory`)."""
 
     @property
     def settings(self) -> Settings: ...

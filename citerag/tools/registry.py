@@ -6,17 +6,17 @@ from llama_index.core.question_gen.types import BaseQuestionGenerator
 from llama_index.core.tools import QueryEngineTool
 
 from citerag.plan.generators import OfflineQuestionGenerator, RobustLLMQuestionGenerator
-from citerag.tools.base import ToolContext, ToolEngine
-from citerag.tools.facts import FactsEngine
-from citerag.tools.pages import PagesEngine
-from citerag.tools.sections import SectionsEngine
-from citerag.tools.summary import SummaryEngine
+from citerag.tools.facts import FactsQueryEngine
+from citerag.tools.pages import PagesQueryEngine
+from citerag.tools.sections import SectionsQueryEngine
+from citerag.tools.summary import SummaryQueryEngine
+from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
-TOOL_ENGINES: tuple[type[ToolEngine], ...] = (
-    FactsEngine,
-    PagesEngine,
-    SummaryEngine,
-    SectionsEngine,
+TOOL_ENGINES: tuple[type[ToolQueryEngine], ...] = (
+    FactsQueryEngine,
+    PagesQueryEngine,
+    SummaryQueryEngine,
+    SectionsQueryEngine,
 )
 
 

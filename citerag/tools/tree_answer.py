@@ -7,7 +7,7 @@ from llama_index.core.schema import QueryBundle
 
 from citerag.answer.contract import AnswerResult
 from citerag.answer.number_check import with_number_check
-from citerag.llm.chat import LLMChat
+from citerag.llm.llm_chat import LLMChat
 from citerag.nodes import doc_id_of, doc_name_of, page_of
 from citerag.tools.context import ToolContext
 from citerag.tools.tree_mode import TOP_K_FILES, FileHits, run_pipeline

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citerag.llm.chat import Chat
+from citerag.llm.llm_chat import Chat
 from citerag.text.json_reply import loads_repaired
 from citerag.text.stopwords import QUESTION_WORDS
 from citerag.text.tokens import WORD

@@ -12,7 +12,7 @@ from typing import Any
 from llama_index.core.schema import TextNode
 
 from citerag.errors import RagError
-from citerag.llm.chat import LLMChat
+from citerag.llm.llm_chat import LLMChat
 from citerag.settings import Settings
 from citerag.tree.build import build_tree
 from citerag.tree.summaries import Summarizer, SummaryCache, summarize_tree

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citerag.errors import BackendUnavailable
-from citerag.llm.chat import Chat
+from citerag.llm.llm_chat import Chat
 from citerag.tree.model import DocumentTree, TreeNode
 
 log = logging.getLogger(__name__)

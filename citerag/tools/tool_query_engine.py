@@ -18,14 +18,14 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.contract import AnswerMetadata
 from citerag.answer.synthesizer import SubAnswer
-from citerag.plan.filters import SubQuestionFilters, filters_for
 from citerag.plan.limits import checked_question
+from citerag.plan.question_filters import SubQuestionFilters, filters_for
 from citerag.tools.context import ToolContext, ToolResult, postprocess
 
-__all__ = ["ToolContext", "ToolEngine", "ToolResult", "empty_response", "postprocess"]
+__all__ = ["ToolContext", "ToolQueryEngine", "ToolResult", "empty_response", "postprocess"]
 
 
-class ToolEngine(BaseQueryEngine):
+class ToolQueryEngine(BaseQueryEngine):
     """A tool's query engine; subclasses implement `sources_for`."""
 
     name = "tool"

@@ -17,7 +17,7 @@ from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.synthesizer import CitedSynthesizer
 from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
-from citerag.query.engine import CitedQueryEngine
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.postprocessors import (

@@ -19,7 +19,7 @@ from typing import Any
 import pymupdf
 
 from citerag.ingest.pipeline import ingest_key
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.uploads import FileStore
 from citerag.settings import Settings
 

@@ -11,7 +11,7 @@ Without a vision model, figures are found by their captions only, and one log li
 
 A description node carries the figure's label (`figure:3`), page and box; its text starts with
 what it describes ("Figure 3 (page 12): ...") and its metadata stays out of the LLM prompt, like
-every chunk's bookkeeping. It is no part of its page's text (`retrieve.pages.page_texts`).
+every chunk's bookkeeping. It is no part of its page's text (`retrieve.page_evidence.page_texts`).
 """
 
 from __future__ import annotations
