@@ -7,9 +7,9 @@ engine, and logged with its reason; a query engine per question is then cheap to
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -144,7 +144,7 @@ class QueryFactory:
         )
 
     def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors:
-        def sentence_vectors(chunk_ids: Sequence[str]) -> Any:
+        def sentence_vectors(chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)
 
         return SourcePostprocessors(

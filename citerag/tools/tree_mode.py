@@ -13,13 +13,15 @@ import logging
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
+from citerag.answer.llm_answer import LLMResult
+from citerag.answer.prompts import ContextSource
 from citerag.errors import RagError
 from citerag.retrieve.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.tools.tree_search import (
@@ -35,6 +37,8 @@ from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
+TreeLoader = Callable[[str], DocumentTree]  # doc_id -> its stored tree (or raises)
+Answer = Callable[[str, Sequence[ContextSource]], LLMResult]  # LLMAnswerer.answer
 
 
 @dataclass
@@ -96,9 +100,9 @@ def _stem(file_name: str) -> str:
 def run_pipeline(
     question: str,
     files: Sequence[FileHits],
-    load_tree: Any,
+    load_tree: TreeLoader,
     chat: Chat | None = None,
-    answer: Any | None = None,
+    answer: Answer | None = None,
     top_k_files: int = TOP_K_FILES,
 ) -> AnswerResult:
     """`load_tree(doc_id)` gives a DocumentTree (or raises); `chat` selects nodes with an
@@ -122,7 +126,7 @@ def run_pipeline(
 
 
 def _load_trees(
-    chosen: Sequence[FileHits], load_tree: Any, history: list[dict[str, Any]]
+    chosen: Sequence[FileHits], load_tree: TreeLoader, history: list[dict[str, Any]]
 ) -> list[tuple[FileHits, DocumentTree]]:
     trees: list[tuple[FileHits, DocumentTree]] = []
     for hits in chosen:
@@ -281,7 +285,9 @@ def _sources(
     return sources
 
 
-def _compose(question: str, sources: Sequence[TreeSource], answer: Any) -> tuple[str, str, int]:
+def _compose(
+    question: str, sources: Sequence[TreeSource], answer: Answer | None
+) -> tuple[str, str, int]:
     if answer is not None and sources:
         result = answer(question, sources)
         return normalize_citations(result.text, sources), result.model, result.tokens_used
