@@ -5,6 +5,7 @@ from __future__ import annotations
 from llama_index.core.question_gen.types import BaseQuestionGenerator
 from llama_index.core.tools import QueryEngineTool
 
+from citerag.llm.llm_chat import LLMChat
 from citerag.plan.generators import OfflineQuestionGenerator, RobustLLMQuestionGenerator
 from citerag.tools.facts import FactsQueryEngine
 from citerag.tools.pages import PagesQueryEngine
@@ -30,9 +31,8 @@ def build_tools(context: ToolContext) -> list[QueryEngineTool]:
     ]
 
 
-def build_question_generator(answerer: object | None) -> BaseQuestionGenerator:
+def build_question_generator(answerer: LLMChat | None) -> BaseQuestionGenerator:
     """The LLM planner (with the offline one as its last resort) when an LLM is configured."""
-    llm = getattr(answerer, "llm", None)
-    if llm is None:
+    if answerer is None:
         return OfflineQuestionGenerator()
-    return RobustLLMQuestionGenerator(llm)
+    return RobustLLMQuestionGenerator(answerer.llm)

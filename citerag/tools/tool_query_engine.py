@@ -1,10 +1,10 @@
-"""What every tool shares: the collection, the query factory's parts, and the tool engine base.
+"""The base of every tool's query engine.
 
 A tool is a LlamaIndex query engine (so a `QueryEngineTool` can hold it) that also answers
 `filters_for(question)` and `sources_for(query, filters)`: the sub-question engine uses those
 two to run the tool's retrieval with the sub-question's own filters and to report them, and to
 number every tool's sources once (`Response.source_nodes` of a single tool call are numbered
-on their own).
+on their own). A tool gathers sources; the answer step (`answer.synthesizer`) composes above it.
 """
 
 from __future__ import annotations
