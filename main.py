@@ -47,7 +47,7 @@ from citerag.cli_output import (  # noqa: E402
 )
 from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
-from citerag.query.limits import checked_question, checked_top_k  # noqa: E402
+from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
@@ -365,7 +365,7 @@ def _turns(stream: Any) -> Iterator[str]:
 
 def run_tree(args: argparse.Namespace) -> int:
     from citerag.tree.render import outline_text
-    from citerag.tree.service import import_tree, resummarize, stored_tree
+    from citerag.tree.stored import import_tree, resummarize, stored_tree
 
     if args.import_file is not None and args.summarize:
         raise InputError("Use --import or --summarize, not both; import first, then summarize.")
@@ -373,21 +373,21 @@ def run_tree(args: argparse.Namespace) -> int:
     collection = target.collection
     with open_engine(target) as engine:
         if args.import_file is not None:
-            imported = import_tree(engine, collection, args.name, args.import_file)
+            imported = import_tree(engine.docstore, collection, args.name, args.import_file)
             tree = imported.tree
             for fix in imported.fixes:
                 print(f"fixed: {fix}", file=sys.stderr)
             nodes = len(tree.node_ids())
             print(f"imported {nodes} nodes from {args.import_file}", file=sys.stderr)
         elif args.summarize:
-            tree, report = resummarize(engine, collection, args.name)
+            tree, report = resummarize(engine.docstore, engine.settings, collection, args.name)
             print(
                 f"summaries: {report.asked} written by the LLM, {report.cached} from the cache, "
                 f"{report.failed} failed (kept as they were)",
                 file=sys.stderr,
             )
         else:
-            tree = stored_tree(engine, collection, args.name)
+            tree = stored_tree(engine.docstore, collection, args.name)
     if args.json:
         print(json.dumps(tree.to_pageindex(), ensure_ascii=False, indent=2))
     else:

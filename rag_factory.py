@@ -4,7 +4,7 @@
     engine = build_engine(article="paul_graham_essay")
     response = build_query_engine(engine, "paul_graham").query("What did the author do?")
 
-The package (`citerag.query.factory`) makes every choice (reranker, answerer, fusion depth)
+The package (`citerag.query.query_factory`) makes every choice (reranker, answerer, fusion depth)
 from the settings; this file loads an article as `main.py` does (`citerag.article`) and hands
 out the parts.
 """
@@ -19,7 +19,7 @@ import extraction_schemas
 from citerag.article import Article, active_article, load_article
 from citerag.engine import Engine
 from citerag.env_file import load_env_file
-from citerag.query.engine import CitedQueryEngine
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.settings import Settings
 
@@ -54,7 +54,7 @@ def build_postprocessors(
     engine: Engine, collection: str, top_k: int | None = None
 ) -> list[BaseNodePostprocessor]:
     """The reranker and the highlighter, as LlamaIndex node postprocessors."""
-    return engine.factory.postprocessors(collection, top_k)
+    return engine.factory.postprocessors(collection, top_k).steps
 
 
 def build_query_engine(

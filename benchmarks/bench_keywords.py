@@ -51,7 +51,7 @@ from citerag.ingest.pipeline import ingest_key  # noqa: E402
 from citerag.nodes import doc_id_of, doc_name_of, page_of  # noqa: E402
 from citerag.parse.select import parse_document  # noqa: E402
 from citerag.parse.validate import inspect_pdf  # noqa: E402
-from citerag.retrieve.pages import keyword_entries, page_texts  # noqa: E402
+from citerag.retrieve.page_evidence import keyword_entries, page_texts  # noqa: E402
 from citerag.settings import Settings, settings_from_config  # noqa: E402
 from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E402

@@ -127,7 +127,7 @@ def ask(
 ) -> tuple[AnswerResult, float]:
     from llama_index.core.schema import QueryBundle
 
-    from citerag.query.engine import answer_from_response
+    from citerag.query.cited_query_engine import answer_from_response
 
     started = time.perf_counter()
     if plan:

@@ -30,7 +30,7 @@ from benchmarks.report import RESULTS, publish, shared_data_missing
 from citerag.eval.machine import describe_machine
 from citerag.nodes import chunk_node, page_vector_key
 from citerag.retrieve.collection_state import refresh_state
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord

@@ -7,7 +7,7 @@ import config
 import extraction_schemas
 from citerag.article import Article, load_article
 from citerag.domain import GENERIC
-from citerag.query.factory import retrieval_settings
+from citerag.query.query_factory import retrieval_settings
 from extraction_schemas import FINANCIAL_VOCABULARY
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from helpers import PROJECT_DIR
 
-from citerag.answer.llm import build_llm
 from citerag.embed.providers import build_embedder
 from citerag.enrich.gliner_extractor import GlinerExtractor
 from citerag.enrich.langextract_cache import langextract_model
 from citerag.errors import ConfigError
 from citerag.extras import MissingExtra, require
+from citerag.llm.connection import build_llm
 from citerag.retrieve.rerank import ColbertScorer
 from citerag.settings import Settings
 from citerag.store.factory import open_docstore

@@ -18,7 +18,7 @@ from citerag.errors import InputError
 from citerag.retrieve.filters import FILTERABLE, check_filters, matches, page_filters, pushdown
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.store.base import PageRange
-from citerag.store.bm25_index import tokenize
+from citerag.text.tokens import tokenize
 from extraction_schemas import FINANCIAL_VOCABULARY
 
 PLACE: dict[str, Any] = {

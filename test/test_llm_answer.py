@@ -11,8 +11,9 @@ from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import Source
-from citerag.answer.llm import PROVIDERS, LLMAnswerer, build_llm
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.llm.connection import PROVIDERS, build_llm
 from citerag.settings import Settings
 from citerag.testing.llm import REPLY, LLMProviderContract
 

@@ -7,7 +7,7 @@ import pytest
 
 import config
 from citerag.errors import ConfigError
-from citerag.query.factory import retrieval_settings
+from citerag.query.query_factory import retrieval_settings
 from citerag.retrieve.hybrid import RetrievalSettings
 from citerag.settings import Settings, build_settings, settings_from_config
 

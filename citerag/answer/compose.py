@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from llama_index.core.schema import NodeWithScore
 
 from citerag.answer.extractive import NO_ANSWER, ExtractiveCandidate, extractive_answer
+from citerag.answer.source_tables import Row
 from citerag.answer.table_answers import TableAnswer, TableSource, answer_from_tables
-from citerag.answer.tables import Row
 from citerag.nodes import (
     HIGHLIGHTS,
     NodeHighlight,

@@ -30,9 +30,10 @@ from citerag.enrich.langextract_cache import (
 )
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
+from citerag.llm.connection import connection_of
 from citerag.nodes import block_type_of, label_of, table_context_of
-from citerag.plan.references import years
 from citerag.settings import Settings
+from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 METADATA_CHOICES = ("none", "entity", "langextract", "both")
@@ -125,9 +126,7 @@ def _langextract(settings: Settings, schema: SemanticSchema | None) -> CachedLan
     if schema is None:
         log.warning("no extraction schema for this collection; LangExtract skipped")
         return None
-    from citerag.answer.llm import _connection
-
-    connection = _connection(settings, os.environ)
+    connection = connection_of(settings, os.environ)
     model = langextract_model(
         connection.provider, connection.model, connection.api_key, settings.llm_base_url
     )

@@ -24,7 +24,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
-from citerag.enrich.figures import FigureDescriber, describer_for, figure_nodes
+from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -36,7 +36,7 @@ from citerag.ingest.vectors import (
 )
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
 from citerag.store.base import Stores
 from citerag.tree.ingest import build_tree_logged, summarizer_for
@@ -63,7 +63,7 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
-    if settings.vision_model and settings.llm_provider:  # figure descriptions (enrich.figures)
+    if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 

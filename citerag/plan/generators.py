@@ -22,9 +22,9 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 from pydantic import ValidationError
 
-from citerag.answer.json_repair import loads_repaired
-from citerag.answer.llm import tokens_used
+from citerag.llm.connection import tokens_used
 from citerag.plan.offline import FACTS, PAGES, SECTIONS, SUMMARY, plan_offline
+from citerag.text.json_reply import loads_repaired
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3

@@ -28,7 +28,7 @@ from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, Place, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
-from citerag.retrieve.pages import PageKey, page_texts
+from citerag.retrieve.page_evidence import PageKey, page_texts
 from citerag.store.base import DocStore
 from citerag.store.keywords import KeywordIndex, KeywordKind
 

@@ -21,7 +21,7 @@ import numpy as np
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
-from citerag.retrieve.pages import PageKey, merged_text
+from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
 
 log = logging.getLogger(__name__)

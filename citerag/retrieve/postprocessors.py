@@ -7,6 +7,7 @@ that gain metadata are copied first: a node from the docstore is never changed i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,6 @@ from llama_index.core.schema import (
 )
 from pydantic import Field, PrivateAttr
 
-from citerag.answer.highlights import select_highlights
 from citerag.nodes import (
     HIGHLIGHTS,
     NodeHighlight,
@@ -30,7 +30,8 @@ from citerag.nodes import (
     sentences_of,
     start_of,
 )
-from citerag.retrieve.rerank import query_vector_of
+from citerag.retrieve.highlights import select_highlights
+from citerag.retrieve.rerank import RerankPostprocessor, query_vector_of
 
 SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
@@ -170,3 +171,21 @@ def _reading_position(scored: NodeWithScore) -> tuple[str, int, int]:
     node = scored.node
     start = start_of(node) if isinstance(node, TextNode) else 0
     return doc_name_of(node), page_of(node), start
+
+
+@dataclass(frozen=True)
+class SourcePostprocessors:
+    """What a question's candidates pass through, in this order: the reranker (which also cuts
+    them to the answer's budget), then the highlighter."""
+
+    reranker: RerankPostprocessor
+    highlighter: HighlightPostprocessor
+
+    @property
+    def steps(self) -> list[BaseNodePostprocessor]:
+        return [self.reranker, self.highlighter]
+
+    @property
+    def reranks(self) -> bool:
+        """True when a scorer reorders the candidates (not only a cut to the budget)."""
+        return self.reranker.name != "none"

@@ -16,8 +16,8 @@ from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citerag.article import DEFAULT_COLLECTION
-from citerag.serve.errors import error_body, install_error_handlers
-from citerag.serve.pages import PageSource
+from citerag.serve.api_errors import error_body, install_error_handlers
+from citerag.serve.page_images import PageSource
 from citerag.serve.routes_documents import router as documents_router
 from citerag.serve.routes_query import router as query_router
 from citerag.serve.state import ENGINE_THREADS, Served, ServedEngine

@@ -9,12 +9,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, File, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
 
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.schemas import BoxesRequest
 from citerag.serve.security import multipart_file_name, safe_collection, safe_document_name
 from citerag.serve.state import Served, State, require_key
 from citerag.serve.uploads import check_upload
-from citerag.tree.service import find_tree
+from citerag.tree.stored import find_tree
 
 router = APIRouter(dependencies=[Depends(require_key)], tags=["documents"])
 DOCUMENT = "/api/collections/{collection}/documents/{name}"
@@ -125,7 +125,7 @@ def _delete(state: Served, collection: str, name: str) -> int:
 
 def _tree(state: Served, collection: str, name: str) -> Mapping[str, object]:
     record = state.ready_document(collection, name)
-    tree = find_tree(state.engine, collection, record.doc_id)
+    tree = find_tree(state.engine.docstore, collection, record.doc_id)
     if tree is None:
         raise ApiError(
             404,

@@ -8,11 +8,11 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
+from citerag.plan.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
 from citerag.query.conversation import ROLES, ChatTurn
-from citerag.query.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
-from citerag.serve.errors import Refused
+from citerag.serve.api_errors import Refused
 from citerag.store.base import PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 
 MAX_TOP_K_FILES = 20
 T = TypeVar("T")

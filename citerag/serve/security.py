@@ -9,7 +9,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from citerag.engine import check_collection_name
 from citerag.errors import InputError
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f]")
 MAX_NAME_CHARS = 200

@@ -16,15 +16,16 @@ from citerag.answer.contract import AnswerResult
 from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
-from citerag.serve.errors import ApiError
-from citerag.serve.pages import PageSource
+from citerag.serve.api_errors import ApiError
+from citerag.serve.page_images import PageSource
 from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord
 
 T = TypeVar("T")
@@ -54,6 +55,13 @@ class ServedEngine(Protocol):
     def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]: ...
 
     def delete(self, name: str, collection: str) -> int: ...
+
+    @property
+    def answerer(self) -> LLMChat | None: ...
+
+    def tree_answer(
+        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
+    ) -> AnswerResult: ...
 
 
 @dataclass

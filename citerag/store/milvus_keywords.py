@@ -7,7 +7,7 @@ partition, so long pages never skew the statistics of short chunks.
 
 Milvus's `standard` analyzer splits on word characters and lower-cases, nothing more: no stop
 words, no stemming, and "3.5" becomes two tokens. By default the stored and queried text is the
-project's own tokens (`bm25_index.tokenize`) joined by spaces, with a number's "." turned into
+project's own tokens (`text.tokens.tokenize`) joined by spaces, with a number's "." turned into
 "_" (a word character) so that it stays one token; Milvus then ranks the same terms as bm25s.
 
 Milvus Lite computes IDF and average length per segment, not per collection: each flushed
@@ -26,10 +26,10 @@ from typing import NamedTuple
 from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
 
 from citerag.errors import BackendUnavailable
-from citerag.store.bm25_index import tokenize
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
 from citerag.store.milvus_filters import milvus_literal
 from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.text.tokens import tokenize
 from citerag.types import JSONObject, JSONValue, json_int
 
 

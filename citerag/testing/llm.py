@@ -1,4 +1,4 @@
-"""The contract of the LLM seam (`LLMProvider` in citerag.answer.llm) against a loopback
+"""The contract of the LLM seam (`LLMProvider` in citerag.llm.connection) against a loopback
 OpenAI-compatible server: real client code, scripted replies.
 
 Subclass `LLMProviderContract`, implement `settings_for(base_url)` (the provider's settings
@@ -17,8 +17,9 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
 from citerag.answer.contract import Source
-from citerag.answer.llm import LLMAnswerer, build_llm
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable
+from citerag.llm.connection import build_llm
 from citerag.settings import Settings
 
 REPLY = "Revenue grew 24% [1]."

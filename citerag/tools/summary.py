@@ -14,15 +14,15 @@ from collections.abc import Callable, Sequence
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.nodes import DOC_ID, PAGE
-from citerag.plan.filters import SubQuestionFilters
+from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.doc_state import Place
 from citerag.retrieve.filters import matches
-from citerag.tools.base import ToolEngine, ToolResult, postprocess
+from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering
 
 
-class SummaryEngine(ToolEngine):
+class SummaryQueryEngine(ToolQueryEngine):
     name = "summary"
     description = (
         "Summaries and overviews: the main points of a whole document, of a section (Item 7, "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from citerag.text.tokens import WORD
 from citerag.tree.model import DocumentTree, TreeNode
 
 TITLE_OVERLAP = 0.6
@@ -51,7 +52,7 @@ def load_outline(path: Path) -> Outline:
 
 
 def _words(title: str) -> list[str]:
-    return re.findall(r"\w+", title.casefold())
+    return WORD.findall(title.casefold())
 
 
 def _cut_words(title: str) -> list[str]:

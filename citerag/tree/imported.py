@@ -24,7 +24,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.errors import InputError
 from citerag.nodes import page_of
-from citerag.retrieve.pages import merged_text
+from citerag.retrieve.page_evidence import merged_text
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.schema import tree_errors
 from citerag.tree.text import extractive_summary

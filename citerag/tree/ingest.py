@@ -10,8 +10,8 @@ from pathlib import Path
 
 from llama_index.core.schema import TextNode
 
-from citerag.answer.llm import LLMAnswerer
 from citerag.errors import RagError
+from citerag.llm.llm_chat import LLMChat
 from citerag.settings import Settings
 from citerag.tree.build import build_tree
 from citerag.tree.summaries import Summarizer, SummaryCache, summarize_tree
@@ -26,7 +26,7 @@ def summarizer_for(settings: Settings) -> Summarizer | None:
     """LLM node summaries, cached under the storage folder and asked `tree_summary_workers` at
     a time, when an LLM is configured and can be set up; None (extractive summaries) otherwise."""
     try:
-        answerer = LLMAnswerer.from_settings(settings)
+        answerer = LLMChat.from_settings(settings)
     except RagError as error:
         log.warning("node summaries stay extractive: %s", error)
         return None

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citerag.chunk.sentences import sentence_spans
+from citerag.text.sentences import sentence_spans
+from citerag.text.tokens import WORD
 from citerag.types import ParsedDocument
 
 SUMMARY_CHARS = 300
 SUMMARY_SENTENCES = 2
-_WORD = re.compile(r"\w+")
 _NOTHING_BEFORE = 40  # characters of page text before a heading that still count as "top"
 
 
@@ -32,7 +32,7 @@ def heading_span(page_text: str, title: str) -> tuple[int, int] | None:
     """Where the earliest-found form of `title` starts and ends in `page_text`, else None."""
     found: list[tuple[int, int]] = []
     for variant in _variants(title):
-        words = _WORD.findall(variant)[:6]
+        words = WORD.findall(variant)[:6]
         if not words:
             continue
         pattern = r"\W+".join(re.escape(word) for word in words)
@@ -85,7 +85,7 @@ def extractive_summary(title: str, text: str) -> str:
     sentences = [body[a:b].strip() for a, b in sentence_spans(body, 0, len(body))]
     chosen: list[str] = []
     for sentence in sentences:
-        if len(_WORD.findall(sentence)) < 4:
+        if len(WORD.findall(sentence)) < 4:
             continue
         chosen.append(" ".join(sentence.split()))
         if len(chosen) == SUMMARY_SENTENCES or sum(map(len, chosen)) >= SUMMARY_CHARS:

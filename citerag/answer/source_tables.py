@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from citerag.answer.numbers import Quantity, quantities
+from citerag.text.dates import TABLE_YEAR
 
 _ROW_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _SEPARATOR = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*$")
 _NUMERIC_CELL = re.compile(r"^\(?\s*[$€£¥]?\s*\(?\d[\d,]*(?:\.\d+)?\s*\)?\s*%?\s*\)?$")
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR = re.compile(rf"\b{TABLE_YEAR}\b")
 _SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
 _PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)
 _PER_SHARE = re.compile(r"\bper\b.*\bshare\b|\beps\b|\bdiluted\b|\bbasic\b", re.IGNORECASE)

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from citerag.answer.json_repair import loads_repaired
+from citerag.llm.llm_chat import Chat
+from citerag.text.json_reply import loads_repaired
+from citerag.text.stopwords import QUESTION_WORDS
+from citerag.text.tokens import WORD
 from citerag.tree.model import DocumentTree
 
 NODES_PER_FILE = 5
@@ -28,13 +31,6 @@ MAX_INVALID = 20  # distinct invented ids listed there
 _ID = re.compile(r"[0-9]{1,9}")
 _ID_LIMIT = 10**9
 TITLE_WEIGHT = 0.25  # title/summary terms nudge, the retriever leads (0.5 measured worse)
-_WORD = re.compile(r"\w+")
-_STOP = frozenset(
-    _WORD.findall(
-        "a an and are as at be by did do does for from how in is it of on or the this to was "
-        "were what when where which who why with about"
-    )
-)
 SELECT_PROMPT = (
     "You are given a question and the outline of a document: each line is a node id, its "
     "pages, its title and a summary. Select the {k} nodes most likely to contain the answer. "
@@ -50,7 +46,7 @@ REPAIR_PROMPT = (
 
 
 def terms(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if w not in _STOP and len(w) > 1}
+    return {w for w in WORD.findall(text.casefold()) if w not in QUESTION_WORDS and len(w) > 1}
 
 
 def selection_view(tree: DocumentTree) -> str:
@@ -106,9 +102,6 @@ class Selection:
     invalid_ids: list[str] = field(default_factory=list)
     retried: bool = False
     error: str = ""
-
-
-Chat = Callable[[list[tuple[str, str]]], str]  # [(role, content)] -> reply text
 
 
 def llm_selection(

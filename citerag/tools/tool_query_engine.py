@@ -1,10 +1,10 @@
-"""What every tool shares: the collection, the query factory's parts, and the tool engine base.
+"""The base of every tool's query engine.
 
 A tool is a LlamaIndex query engine (so a `QueryEngineTool` can hold it) that also answers
 `filters_for(question)` and `sources_for(query, filters)`: the sub-question engine uses those
 two to run the tool's retrieval with the sub-question's own filters and to report them, and to
 number every tool's sources once (`Response.source_nodes` of a single tool call are numbered
-on their own).
+on their own). A tool gathers sources; the answer step (`answer.synthesizer`) composes above it.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.contract import AnswerMetadata
-from citerag.plan.filters import SubQuestionFilters, filters_for
-from citerag.query.engine import checked_question
-from citerag.query.synthesis import SubAnswer, synthesize
+from citerag.answer.synthesizer import SubAnswer
+from citerag.plan.limits import checked_question
+from citerag.plan.question_filters import SubQuestionFilters, filters_for
 from citerag.tools.context import ToolContext, ToolResult, postprocess
 
-__all__ = ["ToolContext", "ToolEngine", "ToolResult", "empty_response", "postprocess"]
+__all__ = ["ToolContext", "ToolQueryEngine", "ToolResult", "empty_response", "postprocess"]
 
 
-class ToolEngine(BaseQueryEngine):
+class ToolQueryEngine(BaseQueryEngine):
     """A tool's query engine; subclasses implement `sources_for`."""
 
     name = "tool"
@@ -50,7 +50,7 @@ class ToolEngine(BaseQueryEngine):
         filters = self.filters_for(question)
         result = self.sources_for(QueryBundle(question), filters)
         part = SubAnswer(question, self.name, filters, result)
-        return synthesize(question, [part], self.context, started)
+        return self.context.answer(question, [part], started)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)

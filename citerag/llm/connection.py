@@ -1,21 +1,16 @@
-"""The configured LLM (a LlamaIndex LLM) and the answerer that asks it for a cited answer.
-
-The answerer returns the model's text as it came; mapping its citation markers onto the sources
-is the caller's job (`citations.normalize_citations`), so that both LLM and extractive answers
-pass through the same normalization.
-"""
+"""The configured LLM as a LlamaIndex `LLM`: provider, model, key and endpoint from settings,
+and a provider's exception turned into the one-sentence error a user can act on."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
+from llama_index.core.base.llms.types import ChatResponse
 from llama_index.core.llms import LLM
 
-from citerag.answer.prompts import SYSTEM_PROMPT, ContextSource, user_prompt
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.extras import require
 from citerag.settings import Settings
@@ -41,22 +36,12 @@ DEFAULT_ENDPOINTS = {
     "ollama": "http://localhost:11434",
 }
 LOCAL_SERVER_KEY = "not-needed"  # OpenAI-compatible local servers ignore the key
-_ROLES = {
-    "system": MessageRole.SYSTEM,
-    "user": MessageRole.USER,
-    "assistant": MessageRole.ASSISTANT,
-}
 
 
 @dataclass(frozen=True)
-class LLMResult:
-    text: str
-    model: str
-    tokens_used: int
+class LLMConnection:
+    """Where and how the configured LLM is reached (also what LangExtract is given)."""
 
-
-@dataclass(frozen=True)
-class Connection:
     provider: str
     model: str
     api_key: str
@@ -69,14 +54,14 @@ class LLMProvider(Protocol):
     """The LLM seam: one provider's LlamaIndex `LLM` for a connection (`PROVIDERS` lists them:
     OpenAI, any OpenAI-compatible server, Anthropic, Gemini, Ollama)."""
 
-    def __call__(self, connection: Connection, /) -> LLM: ...
+    def __call__(self, connection: LLMConnection, /) -> LLM: ...
 
 
 def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> LLM | None:
     """The LlamaIndex LLM that `settings` names, or None when no provider is configured."""
     if not settings.llm_provider:
         return None
-    connection = _connection(settings, os.environ if environ is None else environ)
+    connection = connection_of(settings, os.environ if environ is None else environ)
     try:
         return PROVIDERS[connection.provider](connection)
     except ConfigError:
@@ -88,62 +73,6 @@ def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> L
 def endpoint_of(settings: Settings) -> str:
     """Where the configured LLM is reached, for error messages."""
     return settings.llm_base_url or DEFAULT_ENDPOINTS.get(settings.llm_provider, "")
-
-
-class LLMAnswerer:
-    """Asks an LLM to answer a question from numbered sources, citing them as [N]."""
-
-    def __init__(self, llm: LLM, endpoint: str = "", model: str = "") -> None:
-        self._llm = llm
-        self._endpoint = endpoint or "the configured LLM endpoint"
-        self._model = model or str(getattr(llm, "model", "") or type(llm).__name__)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> LLMAnswerer | None:
-        llm = build_llm(settings)
-        if llm is None:
-            return None
-        return cls(llm, endpoint=endpoint_of(settings))
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def llm(self) -> LLM:
-        return self._llm
-
-    def answer(self, question: str, sources: Sequence[ContextSource]) -> LLMResult:
-        messages = [
-            ChatMessage(role=MessageRole.SYSTEM, content=SYSTEM_PROMPT),
-            ChatMessage(role=MessageRole.USER, content=user_prompt(question, sources)),
-        ]
-        response = self._chat(messages)
-        text = (response.message.content or "").strip()
-        if not text:
-            raise LLMResponseError(
-                f"The LLM ({self._model}) returned an empty answer; ask again or check the "
-                "model's logs."
-            )
-        return LLMResult(text=text, model=self._model, tokens_used=tokens_used(response))
-
-    def chat(self, messages: Sequence[tuple[str, str]]) -> str:
-        """The model's reply text to `(role, content)` messages (roles "system", "user",
-        "assistant"), for callers that need a plain conversation (tree search, summaries).
-        Provider errors become the project's one-sentence errors."""
-        return self.chat_with_usage(messages)[0]
-
-    def chat_with_usage(self, messages: Sequence[tuple[str, str]]) -> tuple[str, int]:
-        """`chat`'s reply text, and the tokens the provider reported for it (0 when none)."""
-        chat_messages = [ChatMessage(role=_ROLES[role], content=text) for role, text in messages]
-        response = self._chat(chat_messages)
-        return str(response.message.content or ""), tokens_used(response)
-
-    def _chat(self, messages: list[ChatMessage]) -> ChatResponse:
-        try:
-            return self._llm.chat(messages)
-        except Exception as error:
-            raise _translate(error, self._endpoint, self._model) from error
 
 
 def tokens_used(response: ChatResponse) -> int:
@@ -167,7 +96,7 @@ def _field(container: Any, name: str) -> Any:
     return getattr(container, name, None)
 
 
-def _connection(settings: Settings, environ: Mapping[str, str]) -> Connection:
+def connection_of(settings: Settings, environ: Mapping[str, str]) -> LLMConnection:
     provider = settings.llm_provider
     model = settings.llm_model or DEFAULT_MODELS.get(provider, "")
     if not model:
@@ -179,7 +108,7 @@ def _connection(settings: Settings, environ: Mapping[str, str]) -> Connection:
         raise ConfigError(
             "LLM provider 'openai_like' needs a server address; set LLM_BASE_URL to its /v1 URL."
         )
-    return Connection(
+    return LLMConnection(
         provider=provider,
         model=model,
         api_key=_api_key(settings, environ),
@@ -204,7 +133,7 @@ def _api_key(settings: Settings, environ: Mapping[str, str]) -> str:
     )
 
 
-def _openai(c: Connection) -> LLM:
+def _openai(c: LLMConnection) -> LLM:
     require("llama_index.llms.openai", "llms", "llama-index-llms-openai")
     from llama_index.llms.openai import OpenAI
 
@@ -219,7 +148,7 @@ def _openai(c: Connection) -> LLM:
     )
 
 
-def _openai_like(c: Connection) -> LLM:
+def _openai_like(c: LLMConnection) -> LLM:
     require("llama_index.llms.openai_like", "llms", "llama-index-llms-openai-like")
     from llama_index.llms.openai_like import OpenAILike
 
@@ -235,7 +164,7 @@ def _openai_like(c: Connection) -> LLM:
     )
 
 
-def _anthropic(c: Connection) -> LLM:
+def _anthropic(c: LLMConnection) -> LLM:
     require("llama_index.llms.anthropic", "llms", "llama-index-llms-anthropic")
     from llama_index.llms.anthropic import Anthropic
 
@@ -250,7 +179,7 @@ def _anthropic(c: Connection) -> LLM:
     )
 
 
-def _gemini(c: Connection) -> LLM:
+def _gemini(c: LLMConnection) -> LLM:
     require("llama_index.llms.google_genai", "llms", "llama-index-llms-google-genai")
     from llama_index.llms.google_genai import GoogleGenAI
 
@@ -262,7 +191,7 @@ def _gemini(c: Connection) -> LLM:
     )
 
 
-def _ollama(c: Connection) -> LLM:
+def _ollama(c: LLMConnection) -> LLM:
     require("llama_index.llms.ollama", "llms", "llama-index-llms-ollama")
     from llama_index.llms.ollama import Ollama
 
@@ -284,9 +213,9 @@ PROVIDERS: dict[str, LLMProvider] = {
 }
 
 
-def _construction_error(error: Exception, c: Connection) -> Exception:
+def _construction_error(error: Exception, c: LLMConnection) -> Exception:
     if _is_connection_error(error):
-        return _translate(error, c.endpoint, c.model)
+        return translate_error(error, c.endpoint, c.model)
     return ConfigError(
         f"The {c.provider} LLM could not be set up ({type(error).__name__}: {_short(error)}); "
         "check LLM_MODEL and the provider settings."
@@ -298,7 +227,7 @@ def _short(error: Exception, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _translate(error: Exception, endpoint: str, model: str) -> Exception:
+def translate_error(error: Exception, endpoint: str, model: str) -> Exception:
     """A provider's exception as the error a user can act on."""
     if _is_connection_error(error):
         return BackendUnavailable(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pymupdf
 
 from citerag.ingest.pipeline import ingest_key
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.uploads import FileStore
 from citerag.settings import Settings
 from citerag.types import JSONObject

@@ -9,14 +9,16 @@ little. Everything is local and cheap: it runs on every source of every answer.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from citerag.chunk.sentences import sentence_spans as split_sentences
+from citerag.text.sentences import sentence_spans as split_sentences
+from citerag.text.stemming import light_stem
+from citerag.text.stopwords import FUNCTION_WORDS, REQUEST_WORDS
+from citerag.text.tokens import WORD
 from citerag.types import Highlight
 
 MEANING_WEIGHT = 0.6  # share of the score taken by the cosine when vectors are present
@@ -24,139 +26,7 @@ DEFAULT_MIN_SCORE = 0.05
 # A sentence far weaker than the best one dilutes the highlight more than it helps.
 RELATIVE_CUTOFF = 0.7
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "tell",
-        "explain",
-        "describe",
-        "give",
-        "show",
-        "list",
-        "please",
-        "much",
-        "many",
-    }
-)
+_STOPWORDS = FUNCTION_WORDS | REQUEST_WORDS
 
 
 @dataclass(frozen=True)
@@ -213,34 +83,12 @@ def _usable_spans(
 def _terms(text: str) -> frozenset[str]:
     """A sentence's terms; cached, since the same chunks' sentences come back question after
     question."""
-    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
+    return frozenset(light_stem(w) for w in WORD.findall(text.lower()) if w not in _STOPWORDS)
 
 
 def content_terms(text: str) -> set[str]:
     """The stemmed words of `text` that carry meaning (stop words left out)."""
     return set(_terms(text))
-
-
-def stem(word: str) -> str:
-    """The light stem highlights compare words by ("increased" → "increas")."""
-    return _stem(word)
-
-
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    """Light normalization: plurals, -ing/-ed and a final e, so 'increased' meets 'increase'."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            word = word[: -len(suffix)]
-            break
-    else:
-        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            word = word[:-1]
-    if len(word) > 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
 
 
 def _term_coverage(query_terms: frozenset[str], sentence_terms: list[frozenset[str]]) -> np.ndarray:

@@ -25,11 +25,11 @@ from citerag.answer.contract import (
     SourceRecord,
 )
 from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.answer.highlights import ScoredHighlight, select_highlights, split_sentences
-from citerag.answer.llm import LLMResult
+from citerag.answer.llm_answer import LLMResult
+from citerag.answer.prompts import ContextSource
 from citerag.errors import RagError
-from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
-from citerag.tree.search import (
+from citerag.retrieve.highlights import ScoredHighlight, select_highlights, split_sentences
+from citerag.tools.tree_search import (
     Chat,
     Selection,
     fill_selection,
@@ -37,14 +37,14 @@ from citerag.tree.search import (
     offline_ranking,
     terms,
 )
+from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
 from citerag.types import JSONObject, JSONValue
 
 log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
-
-# (question, sources) -> the LLM's answer
-Answer = Callable[[str, Sequence["TreeSource"]], LLMResult]
+TreeLoader = Callable[[str], DocumentTree]  # doc_id -> its stored tree (or raises)
+Answer = Callable[[str, Sequence[ContextSource]], LLMResult]  # LLMAnswerer.answer
 
 
 class TreeSourceRecord(SourceRecord):
@@ -114,7 +114,7 @@ def _stem(file_name: str) -> str:
 def run_pipeline(
     question: str,
     files: Sequence[FileHits],
-    load_tree: Callable[[str], DocumentTree],
+    load_tree: TreeLoader,
     chat: Chat | None = None,
     answer: Answer | None = None,
     top_k_files: int = TOP_K_FILES,
@@ -141,7 +141,7 @@ def run_pipeline(
 
 def _load_trees(
     chosen: Sequence[FileHits],
-    load_tree: Callable[[str], DocumentTree],
+    load_tree: TreeLoader,
     history: list[JSONObject],
 ) -> list[tuple[FileHits, DocumentTree]]:
     trees: list[tuple[FileHits, DocumentTree]] = []

@@ -20,7 +20,8 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.enrich.fields import ENTITIES, YEARS
-from citerag.plan.references import PageSpan, dates, label_refs, page_spans, years
+from citerag.plan.references import PageSpan, label_refs, page_spans
+from citerag.text.dates import dates, years
 from citerag.types import JSONObject
 
 MIN_ENTITY_CHARS = 3

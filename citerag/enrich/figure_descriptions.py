@@ -11,7 +11,7 @@ Without a vision model, figures are found by their captions only, and one log li
 
 A description node carries the figure's label (`figure:3`), page and box; its text starts with
 what it describes ("Figure 3 (page 12): ...") and its metadata stays out of the LLM prompt, like
-every chunk's bookkeeping. It is no part of its page's text (`retrieve.pages.page_texts`).
+every chunk's bookkeeping. It is no part of its page's text (`retrieve.page_evidence.page_texts`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRol
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from citerag.answer.llm import build_llm
-from citerag.chunk.sentences import sentence_spans
 from citerag.errors import RagError
+from citerag.llm.connection import build_llm
 from citerag.nodes import chunk_node
 from citerag.parse.figures import FigureRegion, find_figures, render_region
 from citerag.settings import Settings
+from citerag.text.sentences import sentence_spans
 from citerag.types import ParsedDocument
 
 log = logging.getLogger(__name__)

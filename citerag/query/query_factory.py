@@ -7,20 +7,25 @@ engine, and logged with its reason; a query engine per question is then cheap to
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.answer.llm_answer import LLMAnswerer
+from citerag.answer.synthesizer import CitedSynthesizer
 from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
-from citerag.query.engine import CitedQueryEngine
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
-from citerag.retrieve.postprocessors import HighlightPostprocessor, SentenceVectors
+from citerag.retrieve.postprocessors import (
+    HighlightPostprocessor,
+    SentenceVectors,
+    SourcePostprocessors,
+)
 from citerag.retrieve.rerank import (
     BestSentenceScorer,
     ColbertScorer,
@@ -31,9 +36,10 @@ from citerag.retrieve.rerank import (
 )
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+from citerag.tools.retriever import ListFilteredRetriever
 
 if TYPE_CHECKING:
-    from citerag.answer.llm import LLMAnswerer
+    from citerag.answer.llm_answer import LLMAnswerer
 
 log = logging.getLogger("citerag.factory")
 
@@ -74,8 +80,6 @@ def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str
 def build_answerer(settings: Settings) -> LLMAnswerer | None:
     if not settings.llm_provider:
         return None
-    from citerag.answer.llm import LLMAnswerer
-
     return LLMAnswerer.from_settings(settings)
 
 
@@ -130,11 +134,9 @@ class QueryFactory:
         filters: MetadataFilters | None,
         vector_filters: MetadataFilters | None = None,
         hard_filters: MetadataFilters | None = None,
-    ) -> HybridRetriever:
+    ) -> ListFilteredRetriever:
         """The hybrid retriever with a sub-question's list-field filters (years, entities):
         `vector_filters` on the vector search only, `hard_filters` on every ranking."""
-        from citerag.tools.retriever import ListFilteredRetriever
-
         return ListFilteredRetriever(
             self._vectors,
             self._docstore,
@@ -146,16 +148,18 @@ class QueryFactory:
             hard_filters=hard_filters,
         )
 
-    def postprocessors(self, collection: str, top_k: int | None) -> list[BaseNodePostprocessor]:
-        def sentence_vectors(chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors:
+        def sentence_vectors(chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]:
             return self._docstore.get_sentence_vectors(collection, chunk_ids)
 
-        return [
-            RerankPostprocessor(
+        return SourcePostprocessors(
+            reranker=RerankPostprocessor(
                 self._scorer_for(sentence_vectors), top_n=top_k or self.settings.rerank_top_n
             ),
-            HighlightPostprocessor(sentence_vectors, per_node=self.settings.highlights_per_source),
-        ]
+            highlighter=HighlightPostprocessor(
+                sentence_vectors, per_node=self.settings.highlights_per_source
+            ),
+        )
 
     def query_engine(
         self,
@@ -165,6 +169,6 @@ class QueryFactory:
     ) -> CitedQueryEngine:
         return CitedQueryEngine(
             self.retriever(state, filters),
-            self.postprocessors(state.name, top_k),
-            answerer=self.answerer,
+            self.postprocessors(state.name, top_k).steps,
+            CitedSynthesizer(self.answerer),
         )

@@ -1,4 +1,5 @@
-"""The tokens every keyword backend indexes: lower case, stop words out, plurals folded.
+"""Word and keyword tokens: what every keyword backend indexes is lower case, stop words out,
+plurals folded.
 
 BM25 uses Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), which stays positive. Robertson's,
 log((N - n + 0.5) / (n + 0.5)), is clamped to zero for terms in more than half of the entries:
@@ -10,28 +11,16 @@ from __future__ import annotations
 
 import re
 
-from bm25s.stopwords import STOPWORDS_EN
+from citerag.text.stemming import plural_stem
+from citerag.text.stopwords import STOPWORDS
 
+WORD = re.compile(r"\w+")
 # A number is one token ("2,427,077", "3.5"); thousands separators are dropped so that a figure
 # matches however it is written ("4,585,289" and "4585289").
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,]\d+)*|\w+")
-STOPWORDS = frozenset(STOPWORDS_EN)
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased word and number tokens, English stopwords removed, plurals folded."""
     tokens = TOKEN_PATTERN.findall(text.lower())
-    return [stem(token.replace(",", "")) for token in tokens if token not in STOPWORDS]
-
-
-def stem(token: str) -> str:
-    """Harman's S-stemmer: folds regular plurals only, so it rarely conflates distinct words."""
-    if not token.isalpha() or len(token) <= 3:
-        return token
-    if token.endswith("ies") and not token.endswith(("eies", "aies")):
-        return token[:-3] + "y"
-    if token.endswith("es") and not token.endswith(("aes", "ees", "oes")):
-        return token[:-1]
-    if token.endswith("s") and not token.endswith(("us", "ss")):
-        return token[:-1]
-    return token
+    return [plural_stem(token.replace(",", "")) for token in tokens if token not in STOPWORDS]
