@@ -49,7 +49,7 @@ from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.nodes import doc_name_of, page_of  # noqa: E402
 from citerag.settings import settings_from_config  # noqa: E402
 from citerag.tools.tree_mode import MAX_NODE_CHARS, node_content  # noqa: E402
-from citerag.tree.ingest import TREE_SECONDS  # noqa: E402
+from citerag.tree.ingest_step import TREE_SECONDS  # noqa: E402
 from citerag.tree.model import DocumentTree  # noqa: E402
 from citerag.tree.stored import stored_tree  # noqa: E402
 
@@ -170,7 +170,7 @@ def _asker(
 def _ingest(engine: Engine) -> list[tuple[str, str, int, float, float | None]]:
     """(document, collection, pages, ingest seconds, tree seconds) for each ingest."""
     times = TreeTimes()
-    tree_log = logging.getLogger("citerag.tree.ingest")
+    tree_log = logging.getLogger("citerag.tree.ingest_step")
     tree_log.setLevel(logging.INFO)
     tree_log.addHandler(times)
     rows = []

@@ -19,7 +19,7 @@ from helpers import DEMO_PDF
 from citerag.engine import Engine
 from citerag.settings import Settings
 from citerag.tools.tree_search import selection_view
-from citerag.tree.ingest import summarizer_for
+from citerag.tree.ingest_step import summarizer_for
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.stored import stored_tree
 from citerag.tree.summaries import MAX_FAILURES, SUMMARY_CHARS, SummaryReport

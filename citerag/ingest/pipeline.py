@@ -39,7 +39,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
 from citerag.store.base import Stores
-from citerag.tree.ingest import build_tree_logged, summarizer_for
+from citerag.tree.ingest_step import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from citerag.errors import InputError
 from citerag.settings import Settings
 from citerag.store.base import DocStore
 from citerag.tree.imported import IMPORTED, ImportedTree, import_pageindex, read_pageindex_file
-from citerag.tree.ingest import summarizer_for
+from citerag.tree.ingest_step import summarizer_for
 from citerag.tree.model import DocumentTree
 from citerag.tree.schema import tree_errors
 from citerag.tree.summaries import SummaryReport
