@@ -70,33 +70,25 @@ class MilvusIndex:
     """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
 
     def __init__(self, uri: str, token: str = "") -> None:
-        self._uri = uri
-        self._server = is_server_uri(uri)
+        self.uri = uri
+        self.is_server = is_server_uri(uri)
         self._lock = threading.RLock()
         self._loaded: set[str] = set()
-        if not self._server:
+        if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
             self._client = MilvusClient(uri=uri, token=token, timeout=CONNECT_TIMEOUT_S)
         except MilvusException as error:
             raise self._unavailable(error) from None
-        if not self._server:
+        if not self.is_server:
             lite_users.acquire(uri)
         try:
             self.capabilities = capabilities(
-                str(self._client.get_server_version()), self._server, uri
+                str(self._client.get_server_version()), self.is_server, uri
             )
         except BaseException:
             self.close()
             raise
-
-    @property
-    def uri(self) -> str:
-        return self._uri
-
-    @property
-    def is_server(self) -> bool:
-        return self._server
 
     @property
     def client(self) -> MilvusClient:
@@ -108,19 +100,19 @@ class MilvusIndex:
         return self._lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
-        if not self._server and locked_by_another_process(Path(self._uri)):
+        if not self.is_server and locked_by_another_process(Path(self.uri)):
             return BackendUnavailable(
-                f"Milvus Lite at {self._uri} is open in another process; stop that process (one "
+                f"Milvus Lite at {self.uri} is open in another process; stop that process (one "
                 "process at a time can use a Milvus Lite folder) or set MILVUS_URI to a server."
             )
         reason = getattr(error, "message", None) or type(error).__name__
-        if self._server:
+        if self.is_server:
             return BackendUnavailable(
-                f"Milvus at {self._uri} cannot be reached ({reason}); start it (`bash db.sh "
+                f"Milvus at {self.uri} cannot be reached ({reason}); start it (`bash db.sh "
                 "start_all`) or unset MILVUS_URI to use the local Milvus Lite file."
             )
         return BackendUnavailable(
-            f"Milvus Lite at {self._uri} cannot be opened ({reason}); close other processes "
+            f"Milvus Lite at {self.uri} cannot be opened ({reason}); close other processes "
             "using it or point the storage folder elsewhere."
         )
 
@@ -169,7 +161,7 @@ class MilvusIndex:
             # sit in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows) and
             # a flush costs ~40 ms per 250 rows; a server indexes growing segments itself, keeps
             # them in its write-ahead log, and a flush there waits ~1-2 s for a segment to seal.
-            if not self._server:
+            if not self.is_server:
                 self._client.flush(name)
 
     def search(
@@ -242,7 +234,7 @@ class MilvusIndex:
             if not self._client.has_collection(name):
                 return
             self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
-            if not self._server:
+            if not self.is_server:
                 self._client.flush(name)
 
     def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None:
@@ -251,7 +243,7 @@ class MilvusIndex:
             if not chunk_ids or not self._client.has_collection(name):
                 return
             self._client.delete(name, ids=list(chunk_ids))
-            if not self._server:
+            if not self.is_server:
                 self._client.flush(name)
 
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
@@ -309,8 +301,8 @@ class MilvusIndex:
     def close(self) -> None:
         with self._lock:
             self._client.close()
-            if not self._server:
-                lite_users.release(self._uri)
+            if not self.is_server:
+                lite_users.release(self.uri)
 
 
 def _schema(dim: int) -> CollectionSchema:
