@@ -157,12 +157,17 @@ class MilvusIndex:
         data = [_entity(row) for row in rows]
         with self._lock:
             self._client.upsert(name, data)
-            # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows
-            # sit in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows) and
-            # a flush costs ~40 ms per 250 rows; a server indexes growing segments itself, keeps
-            # them in its write-ahead log, and a flush there waits ~1-2 s for a segment to seal.
-            if not self.is_server:
-                self._client.flush(name)
+            self.flush(name)
+
+    def flush(self, name: str) -> None:
+        """Flush the Milvus collection `name` on Milvus Lite; nothing on a server."""
+        # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows sit
+        # in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows; BM25
+        # statistics are rebuilt on every search) and a flush costs ~40 ms per 250 rows; a server
+        # indexes growing segments itself, keeps them in its write-ahead log, and a flush there
+        # waits ~1-2 s for a segment to seal.
+        if not self.is_server:
+            self._client.flush(name)
 
     def search(
         self,
@@ -215,27 +220,17 @@ class MilvusIndex:
         return int(result[0]["count(*)"])
 
     def ids_of(self, collection: str, doc_id: str) -> list[str]:
-        name = milvus_collection_name(collection)
-        with self._lock:
-            if not self._client.has_collection(name):
-                return []
-            self._load(name)
-            result = self._client.query(
-                name,
-                filter=f"doc_id == {milvus_literal(doc_id)}",
-                output_fields=["id"],
-                limit=MAX_QUERY_ROWS,
-            )
-        return sorted(str(row["id"]) for row in result)
+        return self._field_values(collection, f"doc_id == {milvus_literal(doc_id)}", "id")
 
     def delete_document(self, collection: str, doc_id: str) -> None:
-        name = milvus_collection_name(collection)
+        self.remove_rows(milvus_collection_name(collection), doc_id)
+
+    def remove_rows(self, name: str, doc_id: str) -> None:
+        """Delete `doc_id`'s rows from the Milvus collection `name`, when it exists."""
         with self._lock:
-            if not self._client.has_collection(name):
-                return
-            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
-            if not self.is_server:
-                self._client.flush(name)
+            if self._client.has_collection(name):
+                self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
+                self.flush(name)
 
     def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None:
         name = milvus_collection_name(collection)
@@ -243,26 +238,26 @@ class MilvusIndex:
             if not chunk_ids or not self._client.has_collection(name):
                 return
             self._client.delete(name, ids=list(chunk_ids))
-            if not self.is_server:
-                self._client.flush(name)
+            self.flush(name)
 
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
         """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
-        name = milvus_collection_name(collection)
         expression = (
             f"doc_id not in [{', '.join(milvus_literal(d) for d in known)}]" if known else ""
         )
+        return sorted(set(self._field_values(collection, expression or 'id != ""', "doc_id")))
+
+    def _field_values(self, collection: str, expression: str, field: str) -> list[str]:
+        """`field` of the rows `expression` matches (at most MAX_QUERY_ROWS), sorted."""
+        name = milvus_collection_name(collection)
         with self._lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
             rows = self._client.query(
-                name,
-                filter=expression or 'id != ""',
-                output_fields=["doc_id"],
-                limit=MAX_QUERY_ROWS,
+                name, filter=expression, output_fields=[field], limit=MAX_QUERY_ROWS
             )
-        return sorted({str(row["doc_id"]) for row in rows})
+        return sorted(str(row[field]) for row in rows)
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:
