@@ -120,8 +120,6 @@ class MilvusKeywordIndex:
         top_k: int,
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The best `top_k` ids of `kind` with a positive BM25 score, best first (ties by
-        document id, then place in the document)."""
         text = self._text(query)
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
