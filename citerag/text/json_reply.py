@@ -1,5 +1,5 @@
 """JSON out of an LLM reply: prose and code fences around it cut off, the rest repaired by
-json-repair (trailing commas, single quotes, missing commas or closing brackets)."""
+json-repair (trailing commas, single quotes, missing commas)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ _FENCE = re.compile(r"```(?:json)?")
 def loads_repaired(reply: str) -> Any:
     """The first object or array in the reply that parses once repaired; None when none does.
     A stretch holding two values ("[see below]: {...}") is not one value: the next one wins.
-    A reply cut off before its closing brackets is closed."""
+    A reply cut off before its closing bracket is not repaired: its last value may be cut too
+    (a node id "00" of "0090"), so the caller asks again or falls back."""
     text = _FENCE.sub("", reply).strip()
     for start in sorted(i for i in (text.find("{"), text.find("[")) if i >= 0):
         end = text.rfind("}" if text[start] == "{" else "]")
-        # no closer after the start: a reply cut off by the token limit, closed by the repair
-        parsed = _repaired(text[start : end + 1] if end > start else text[start:])
+        if end <= start:
+            continue
+        parsed = _repaired(text[start : end + 1])
         if isinstance(parsed, dict | list):
             return parsed
     return None
