@@ -40,6 +40,7 @@ from citerag.tools.context import ToolContext
 from citerag.tools.registry import build_question_generator, build_tools
 from citerag.tools.tree_answer import tree_answer
 from citerag.tools.tree_mode import TOP_K_FILES
+from citerag.types import camel_case_fields
 
 log = logging.getLogger(__name__)
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -68,17 +69,9 @@ class DocumentSummary:
         return "chunks missing in the docstore"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collection": self.collection,
-            "name": self.name,
-            "docId": self.doc_id,
-            "pages": self.pages,
-            "parser": self.parser,
-            "chunksInMilvus": self.chunks_in_milvus,
-            "chunksInDocstore": self.chunks_in_docstore,
-            "metadata": self.metadata or {"enrichedBy": "none", "fields": {}},
-            "health": self.health,
-        }
+        unenriched = {"enrichedBy": "none", "fields": {}}
+        record = camel_case_fields(self, metadata=self.metadata or unenriched)
+        return {**record, "health": self.health}
 
 
 def check_collection_name(name: str) -> str:

@@ -2,36 +2,32 @@
 
 
 class RagError(Exception):
-    """Base for every error the CLI reports as one line with a non-zero exit."""
+    """Base for every error the CLI reports as one line with a non-zero exit; a subclass names
+    its exit code in its class line (`exit_code=`), or keeps its parent's."""
 
     exit_code = 1
 
+    def __init_subclass__(cls, exit_code: int | None = None) -> None:
+        super().__init_subclass__()
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
-class InputError(RagError):
+
+class InputError(RagError, exit_code=2):
     """The document or question given by the user cannot be used."""
 
-    exit_code = 2
 
-
-class ConfigError(RagError):
+class ConfigError(RagError, exit_code=3):
     """The configuration (config.py or environment) is malformed or incomplete."""
 
-    exit_code = 3
 
-
-class BackendUnavailable(RagError):
+class BackendUnavailable(RagError, exit_code=4):
     """A configured server (Milvus, MongoDB, an LLM endpoint) cannot be reached."""
 
-    exit_code = 4
 
-
-class ModelUnavailable(RagError):
+class ModelUnavailable(RagError, exit_code=5):
     """Weights a configured component needs are not on this machine."""
 
-    exit_code = 5
 
-
-class LLMResponseError(RagError):
+class LLMResponseError(RagError, exit_code=6):
     """The LLM answered with something that cannot be used (e.g. broken JSON)."""
-
-    exit_code = 6

@@ -5,8 +5,11 @@ Chunks are LlamaIndex `TextNode`s (see `citerag.nodes`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Literal, NotRequired, TypeAlias, TypedDict
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Literal, NotRequired, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # Free-form JSON. The containers are read-only so that `list[dict[str, int]]` is a JSONValue too.
 JSONValue: TypeAlias = (
@@ -179,3 +182,17 @@ def json_object(value: JSONValue) -> Mapping[str, JSONValue]:
     if isinstance(value, Mapping):
         return value
     raise TypeError(f"expected an object, got {type(value).__name__}")
+
+
+def camel_case_fields(item: DataclassInstance, **values: object) -> dict[str, object]:
+    """The dataclass's fields under camelCase keys (`doc_id` as "docId"), in field order, as
+    the JSON records show them; `values`, by field name, replace what a field holds."""
+    return {
+        _camel_case(f.name): values[f.name] if f.name in values else getattr(item, f.name)
+        for f in fields(item)
+    }
+
+
+def _camel_case(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(word.capitalize() for word in rest)

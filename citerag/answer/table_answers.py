@@ -27,16 +27,15 @@ _NO_COLUMN = -1  # the question names a period the table does not have
 
 _HIGHEST = re.compile(r"\b(highest|largest|most|greatest|maximum|biggest|top)\b", re.I)
 _LOWEST = re.compile(r"\b(lowest|smallest|least|fewest|minimum)\b", re.I)
-_ABOVE = re.compile(
-    r"\b(?:more than|greater than|higher than|larger than|over|above|at least|exceeding)\s+"
-    r"(?P<number>[$€£]?\d[\d,]*(?:\.\d+)?\s*%?)",
-    re.I,
-)
-_BELOW = re.compile(
-    r"\b(?:less than|fewer than|lower than|smaller than|under|below|at most)\s+"
-    r"(?P<number>[$€£]?\d[\d,]*(?:\.\d+)?\s*%?)",
-    re.I,
-)
+
+
+def _threshold(words: str) -> re.Pattern[str]:
+    """One of `words` then the number it compares with, as in "more than $5,000"."""
+    return re.compile(rf"\b(?:{words})\s+(?P<number>[$€£]?\d[\d,]*(?:\.\d+)?\s*%?)", re.I)
+
+
+_ABOVE = _threshold("more than|greater than|higher than|larger than|over|above|at least|exceeding")
+_BELOW = _threshold("less than|fewer than|lower than|smaller than|under|below|at most")
 _YEAR = re.compile(rf"\b{TABLE_YEAR}\b")
 _TOTAL = re.compile(r"^total\b", re.I)
 _EXCLUDING = re.compile(r"\b(?:excluding|except|other than|not including)\s+(?:the\s+)?([\w\s-]+)")

@@ -23,10 +23,10 @@ TOOL_NAMES = (FACTS, PAGES, SUMMARY, SECTIONS)
 
 _PREP = r"(?:in|during|for|by|since|around|of)\s+"
 _YEAR = rf"{YEAR}(?!\d)"
+_DATED_YEAR = rf"(?:{_PREP})?{_YEAR}"  # "in 1996" or "1996"
+_YEAR_JOIN = r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+"
 _YEAR_LIST = re.compile(
-    rf"(?P<first>(?:{_PREP})?{_YEAR})(?P<rest>(?:\s*,\s*(?:(?:and|or)\s+)?(?:{_PREP})?{_YEAR}"
-    rf"|\s+(?:and|or)\s+(?:{_PREP})?{_YEAR})+)",
-    re.I,
+    rf"(?P<first>{_DATED_YEAR})(?P<rest>(?:(?:{_YEAR_JOIN}){_DATED_YEAR})+)", re.I
 )
 _ITEM = re.compile(rf"(?P<prep>{_PREP})?(?P<year>{_YEAR})", re.I)
 _LABEL_LIST = re.compile(

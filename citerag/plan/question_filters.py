@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 from llama_index.core.vector_stores.types import (
@@ -39,14 +39,9 @@ class SubQuestionFilters:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> JSONObject:
-        data: JSONObject = {
-            "years": self.years,
-            "dates": self.dates,
-            "labels": self.labels,
-            "sections": self.sections,
-            "pages": [[s.first, s.last] for s in self.pages],
-            "entities": self.entities,
-        }
+        """The filters found, by field name in field order; page ranges as [first, last]."""
+        data: JSONObject = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["pages"] = [[s.first, s.last] for s in self.pages]
         return {key: value for key, value in data.items() if value}
 
 

@@ -41,12 +41,10 @@ _KIND = (
 )
 _LABELS = re.compile(rf"(?<!\w)({_KIND})\s*({_LIST})", re.I)
 _BARE_EQUATION = re.compile(r"(?:^|\s)\((\d+(?:\.\d+)?)\)(?=[\s?.,;]|$)")
-_PAGES = re.compile(
-    r"\b(?:pages?|pp?\.)\s*(\d+(?:\s*(?:-|–|to|through)\s*\d+)?"
-    r"(?:\s*(?:,|and|&)\s*\d+(?:\s*(?:-|–|to|through)\s*\d+)?)*)",
-    re.I,
-)
-_RANGE = re.compile(r"(\d+)\s*(?:-|–|to|through)\s*(\d+)")
+_TO = r"\s*(?:-|–|to|through)\s*"
+_PAGE_SPAN = rf"\d+(?:{_TO}\d+)?"  # "4" or "4-6"
+_PAGES = re.compile(rf"\b(?:pages?|pp?\.)\s*({_PAGE_SPAN}(?:\s*(?:,|and|&)\s*{_PAGE_SPAN})*)", re.I)
+_RANGE = re.compile(rf"(\d+){_TO}(\d+)")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -37,16 +37,28 @@ SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
 
 
+class CiteragPostprocessor(BaseNodePostprocessor):
+    """A postprocessor of this package; LlamaIndex serializes it under `serialized_name`."""
+
+    serialized_name: ClassVar[str]
+
+    @classmethod
+    def class_name(cls) -> str:
+        return cls.serialized_name
+
+
 def highlights_of(node: BaseNode) -> list[NodeHighlight]:
     """The highlights a `HighlightPostprocessor` put on the node (text, offsets, score)."""
     return list(node.metadata.get(HIGHLIGHTS, []))
 
 
-class HighlightPostprocessor(BaseNodePostprocessor):
+class HighlightPostprocessor(CiteragPostprocessor):
     """Marks on each node the sentences that best answer the question.
 
     `content[startOffset:endOffset] == text` for each, `content` being the node's text.
     """
+
+    serialized_name = "CiteragHighlights"
 
     per_node: int = Field(default=3, ge=0)
     _sentence_vectors: SentenceVectors | None = PrivateAttr(default=None)
@@ -56,10 +68,6 @@ class HighlightPostprocessor(BaseNodePostprocessor):
     ) -> None:
         super().__init__(**{**kwargs, "per_node": per_node})
         self._sentence_vectors = sentence_vectors
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "CiteragHighlights"
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -100,12 +108,14 @@ class HighlightPostprocessor(BaseNodePostprocessor):
         return result
 
 
-class NeighbourExpansion(BaseNodePostprocessor):
+class NeighbourExpansion(CiteragPostprocessor):
     """Adds the previous or next chunk of a node whose best highlight sits at its edge.
 
     The added neighbour follows the node it completes, scored just below it. Run it after the
     `HighlightPostprocessor` (it reads the highlights) and before highlighting the additions.
     """
+
+    serialized_name = "CiteragNeighbourExpansion"
 
     max_added: int = Field(default=3, ge=0)
     _lookup: NodeLookup | None = PrivateAttr(default=None)
@@ -113,10 +123,6 @@ class NeighbourExpansion(BaseNodePostprocessor):
     def __init__(self, lookup: NodeLookup, max_added: int = 3, **kwargs: Any) -> None:
         super().__init__(**{**kwargs, "max_added": max_added})
         self._lookup = lookup
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "CiteragNeighbourExpansion"
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -153,12 +159,10 @@ def _edge_neighbour(node: BaseNode) -> str | None:
     return None
 
 
-class PageOrderPostprocessor(BaseNodePostprocessor):
+class PageOrderPostprocessor(CiteragPostprocessor):
     """Puts nodes in reading order (document, page, offset) and drops repeated ids."""
 
-    @classmethod
-    def class_name(cls) -> str:
-        return "CiteragPageOrder"
+    serialized_name = "CiteragPageOrder"
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None

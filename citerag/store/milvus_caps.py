@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from citerag.errors import BackendUnavailable
+from citerag.types import camel_case_fields
 
 MIN_SERVER = (2, 3)
 BM25_SERVER = (2, 5)
@@ -26,12 +27,7 @@ class MilvusCapabilities:
     bm25_function: bool
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "version": self.version,
-            "indexType": self.index_type,
-            "bm25Function": self.bm25_function,
-        }
+        return camel_case_fields(self)
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
