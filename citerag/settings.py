@@ -19,6 +19,7 @@ METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (ci
 KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
 EMBEDDING_PROVIDERS = ("local", "openai", "ollama")  # citerag/embed/providers.py
 EMBEDDING_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # citerag/embed/onnx_backend.py
+EVIDENCE_SETTINGS = ("evidence_entities", "evidence_years", "evidence_quotes", "evidence_topics")
 
 # Settings field -> environment variable that overrides it.
 ENV_OVERRIDES = {
@@ -64,6 +65,12 @@ class Settings:
     rerank_top_n: int = 10
     page_weight: float = 1.0
     filing_keyword_weight: float = 2.0
+    # Soft evidence in the chunk fusion (0: off): what the question names: entities, years, quoted
+    # phrases, LangExtract topics (citerag/retrieve/evidence.py).
+    evidence_entities: float = 0.0
+    evidence_years: float = 0.0
+    evidence_quotes: float = 0.0
+    evidence_topics: float = 0.0
     reranker: str = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -114,8 +121,9 @@ class Settings:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.max_upload_mb <= 0:
             raise ConfigError(f"max_upload_mb is {self.max_upload_mb}; set it above 0.")
-        if self.page_weight < 0:
-            raise ConfigError(f"page_weight is {self.page_weight}; use 0 (off) or more.")
+        for name in ("page_weight", *EVIDENCE_SETTINGS):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} is {getattr(self, name)}; use 0 (off) or more.")
         if self.filing_keyword_weight <= 0:
             raise ConfigError(
                 f"filing_keyword_weight is {self.filing_keyword_weight}; use a number above 0 "

@@ -18,6 +18,7 @@ from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
 from citerag.query.engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.postprocessors import HighlightPostprocessor, SentenceVectors
 from citerag.retrieve.rerank import (
@@ -82,6 +83,12 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
         fusion_top_n=settings.fusion_top_n,
         page_weight=settings.page_weight,
         filing_keyword_weight=settings.filing_keyword_weight,
+        evidence=EvidenceWeights(
+            entities=settings.evidence_entities,
+            years=settings.evidence_years,
+            quotes=settings.evidence_quotes,
+            topics=settings.evidence_topics,
+        ),
     )
 
 

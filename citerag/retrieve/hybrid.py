@@ -14,8 +14,8 @@ page level; this class does the same fusion with both.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -25,6 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.retrieve.collection_state import CollectionState, PageKey
+from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, pushdown
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.retrieve.query_terms import filing_terms, keyword_query
@@ -41,6 +42,7 @@ class RetrievalSettings:
     # How much more keyword rankings count when the question uses filing vocabulary
     # (statement names, metrics): the expanded words are precise there, embeddings are not.
     filing_keyword_weight: float = 2.0
+    evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
 
 @dataclass
@@ -51,6 +53,7 @@ class HybridRanking:
     keyword: list[str]
     pages: list[tuple[str, float]]
     fused: list[tuple[str, float]]
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # signal -> its ranking
 
 
 class HybridRetriever(BaseRetriever):
@@ -91,12 +94,39 @@ class HybridRetriever(BaseRetriever):
         dense = self._dense(query_vector, allowed)
         keyword = self._keyword(query_bundle.query_str, allowed)
         kw_weight = self._keyword_weight(query_bundle.query_str)
-        chunks = reciprocal_rank_fusion(
-            [dense, keyword], k=self._settings.rrf_k, weights=[1.0, kw_weight]
-        )
+        rankings, weights = [dense, keyword], [1.0, kw_weight]
+        chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
+        evidence = self._evidence(query_bundle.query_str, [c for c, _ in chunks], allowed)
+        if evidence:
+            active = self._settings.evidence.active()
+            rankings += list(evidence.values())
+            weights += [active[signal] for signal in evidence]
+            chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
         fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
-        return HybridRanking(dense, keyword, pages, fused[: self._settings.fusion_top_n])
+        top = fused[: self._settings.fusion_top_n]
+        return HybridRanking(dense, keyword, pages, top, evidence)
+
+    def _evidence(
+        self, question: str, order: Sequence[str], allowed: set[str] | None
+    ) -> dict[str, list[str]]:
+        """Each active evidence signal's ranking (citerag/retrieve/evidence.py)."""
+        weights = self._settings.evidence
+        if not weights.active():
+            return {}
+        state, limit = self._state, self._settings.top_k_each
+
+        def keyword_search(text: str, among: Collection[str] | None) -> list[str]:
+            return [c for c, _ in state.keyword_hits("chunk", text, limit, among)]
+
+        view = CollectionView(
+            state.known_values,
+            state.value_index,
+            lambda chunk_id: str(state.places[chunk_id]["doc_id"]),
+            len(state.places),
+            keyword_search,
+        )
+        return evidence_rankings(question, weights, view, order, allowed, limit)
 
     def _keyword_weight(self, question: str) -> float:
         return self._settings.filing_keyword_weight if filing_terms(question) else 1.0
