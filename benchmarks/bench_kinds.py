@@ -70,6 +70,12 @@ SIGNALS: dict[str, str] = {
     "topics": "evidence_topics",
 }
 OTHER_PARTS: dict[str, dict[str, object]] = {
+    "project, no best-sentence ranking": {"sentence_weight": 0.0},
+    "project, no evidence signal": {key: 0.0 for key in SIGNALS.values()},
+    "project, no evidence, no best-sentence (before)": {
+        "sentence_weight": 0.0,
+        **{key: 0.0 for key in SIGNALS.values()},
+    },
     "project, no page evidence": {"page_weight": 0.0},
     "project, filing words unweighted": {"filing_keyword_weight": 1.0},
 }

@@ -65,12 +65,14 @@ class Settings:
     rerank_top_n: int = 10
     page_weight: float = 1.0
     filing_keyword_weight: float = 2.0
+    keyword_weight: float = 1.0  # keyword rankings' weight for other questions
+    sentence_weight: float = 1.0  # the candidates ranked by their best sentence (0: off)
     # Soft evidence in the chunk fusion (0: off): what the question names: entities, years, quoted
     # phrases, LangExtract topics (citerag/retrieve/evidence.py).
-    evidence_entities: float = 0.0
-    evidence_years: float = 0.0
-    evidence_quotes: float = 0.0
-    evidence_topics: float = 0.0
+    evidence_entities: float = 1.0
+    evidence_years: float = 1.0
+    evidence_quotes: float = 1.0
+    evidence_topics: float = 1.0
     reranker: str = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -121,7 +123,7 @@ class Settings:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.max_upload_mb <= 0:
             raise ConfigError(f"max_upload_mb is {self.max_upload_mb}; set it above 0.")
-        for name in ("page_weight", *EVIDENCE_SETTINGS):
+        for name in ("page_weight", "sentence_weight", *EVIDENCE_SETTINGS):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} is {getattr(self, name)}; use 0 (off) or more.")
         if self.filing_keyword_weight <= 0:

@@ -41,10 +41,10 @@ MIN_QUOTED_WORDS = 2
 class EvidenceWeights:
     """Each signal's weight in the chunk fusion (1 counts like the dense ranking; 0: off)."""
 
-    entities: float = 0.0
-    years: float = 0.0
-    quotes: float = 0.0
-    topics: float = 0.0
+    entities: float = 1.0
+    years: float = 1.0
+    quotes: float = 1.0
+    topics: float = 1.0
 
     def active(self) -> dict[str, float]:
         return {name: w for name, w in self.__dict__.items() if w > 0}

@@ -42,6 +42,11 @@ class RetrievalSettings:
     # How much more keyword rankings count when the question uses filing vocabulary
     # (statement names, metrics): the expanded words are precise there, embeddings are not.
     filing_keyword_weight: float = 2.0
+    keyword_weight: float = 1.0  # keyword rankings' weight otherwise
+    # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
+    # vector is the mean of its sentences; on a page of short items (steps, table rows,
+    # specifications) that mean matches no question, while one of its sentences does.
+    sentence_weight: float = 1.0
     evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
 
@@ -95,6 +100,9 @@ class HybridRetriever(BaseRetriever):
         keyword = self._keyword(query_bundle.query_str, allowed)
         kw_weight = self._keyword_weight(query_bundle.query_str)
         rankings, weights = [dense, keyword], [1.0, kw_weight]
+        if self._settings.sentence_weight > 0:
+            rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
+            weights.append(self._settings.sentence_weight)
         chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         evidence = self._evidence(query_bundle.query_str, [c for c, _ in chunks], allowed)
         if evidence:
@@ -128,8 +136,16 @@ class HybridRetriever(BaseRetriever):
         )
         return evidence_rankings(question, weights, view, order, allowed, limit)
 
+    def _by_best_sentence(self, query_vector: np.ndarray, candidates: Sequence[str]) -> list[str]:
+        """The candidates by the similarity of their sentence closest to the question."""
+        pool = list(dict.fromkeys(candidates))
+        vectors = self._docstore.get_sentence_vectors(self._state.name, pool)
+        best = {c: float(np.max(v @ query_vector)) for c, v in vectors.items() if len(v)}
+        return sorted(best, key=lambda chunk_id: -best[chunk_id])
+
     def _keyword_weight(self, question: str) -> float:
-        return self._settings.filing_keyword_weight if filing_terms(question) else 1.0
+        settings = self._settings
+        return settings.filing_keyword_weight if filing_terms(question) else settings.keyword_weight
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
         embedding = query_bundle.embedding
