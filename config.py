@@ -58,6 +58,14 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {
     "rerank_top_n": 10,  # sources returned
     "page_weight": 1.0,  # how much a page's own evidence (its whole text, its head) adds
     "filing_keyword_weight": 2.0,  # keyword rankings' weight when a question names statements
+    # More rankings in the chunk fusion (0: off), each chosen by measurement on every labelled
+    # set (benchmarks/results/kinds.md): the candidates by their one sentence closest to the
+    # question, and the soft evidence of what the question names.
+    "sentence_weight": 1.0,
+    "evidence_entities": 1.0,  # the documents carrying an entity the question names
+    "evidence_years": 1.0,  # the chunks carrying a year the question names
+    "evidence_quotes": 1.0,  # the chunks matching a phrase the question quotes
+    "evidence_topics": 1.0,  # the chunks carrying a LangExtract topic it names (when stored)
     "reranker": "auto",  # "auto", "colbert", "maxsim", "sentence", "none"
     "highlights_per_source": 3,
     # Enrichment at ingest: "none" (caption labels only), "entity" (years, dates, amounts and

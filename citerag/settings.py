@@ -65,7 +65,6 @@ class Settings:
     rerank_top_n: int = 10
     page_weight: float = 1.0
     filing_keyword_weight: float = 2.0
-    keyword_weight: float = 1.0  # keyword rankings' weight for other questions
     sentence_weight: float = 1.0  # the candidates ranked by their best sentence (0: off)
     # Soft evidence in the chunk fusion (0: off): what the question names: entities, years, quoted
     # phrases, LangExtract topics (citerag/retrieve/evidence.py).

@@ -83,7 +83,6 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
         fusion_top_n=settings.fusion_top_n,
         page_weight=settings.page_weight,
         filing_keyword_weight=settings.filing_keyword_weight,
-        keyword_weight=settings.keyword_weight,
         sentence_weight=settings.sentence_weight,
         evidence=EvidenceWeights(
             entities=settings.evidence_entities,

@@ -1,7 +1,9 @@
 """Hybrid retrieval as a LlamaIndex `BaseRetriever`: chunk hits and page evidence, fused.
 
 Chunks are found by the vector index and by BM25 (the question plus the filing words its terms
-stand for), fused by reciprocal rank. Pages are found by their head vectors, by BM25 over their
+stand for), fused by reciprocal rank with the candidates ranked by their best sentence and with
+the soft evidence of what the question names (entities, years, quoted phrases, topics:
+`citerag.retrieve.evidence`). Pages are found by their head vectors, by BM25 over their
 whole text and by how many fused chunks they hold (and, for a question in statement or metric
 words, the document's financial statement pages by BM25); those rankings are fused too, and a
 chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
@@ -42,7 +44,6 @@ class RetrievalSettings:
     # How much more keyword rankings count when the question uses filing vocabulary
     # (statement names, metrics): the expanded words are precise there, embeddings are not.
     filing_keyword_weight: float = 2.0
-    keyword_weight: float = 1.0  # keyword rankings' weight otherwise
     # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
     # vector is the mean of its sentences; on a page of short items (steps, table rows,
     # specifications) that mean matches no question, while one of its sentences does.
@@ -144,8 +145,7 @@ class HybridRetriever(BaseRetriever):
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
     def _keyword_weight(self, question: str) -> float:
-        settings = self._settings
-        return settings.filing_keyword_weight if filing_terms(question) else settings.keyword_weight
+        return self._settings.filing_keyword_weight if filing_terms(question) else 1.0
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
         embedding = query_bundle.embedding
