@@ -194,3 +194,20 @@ def test_rarer_values_rank_first() -> None:
     found = evidence_rankings("From 2019 to 2020?", weights, built, order, None, 5)
     assert found["years"][0] == "a-3"  # carries both
     assert found["years"][1] == "b-1"  # 2020 is rarer than 2019
+
+
+def test_a_hard_filter_only_for_what_the_question_states() -> None:
+    from types import SimpleNamespace
+
+    from citerag.plan.filters import filters_for
+    from citerag.tools.facts import FactsEngine
+
+    facts = FactsEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
+    named_only = filters_for("How many people did Acme Corp employ?", ["Acme Corp"])
+    assert named_only.entities == ["Acme Corp"]
+    assert facts.scoped_filters(named_only) == (None, None)  # evidence, not a filter
+    pinned = filters_for("How many people did Acme Corp employ in 2020?", ["Acme Corp"])
+    vector_only, everywhere = facts.scoped_filters(pinned)
+    assert vector_only is None
+    assert everywhere is not None
+    assert [f.key for f in everywhere.filters] == ["years"]  # type: ignore[union-attr]
