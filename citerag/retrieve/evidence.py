@@ -35,6 +35,7 @@ KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
 MIN_QUOTED_WORDS = 2
+MAX_SHARE = 0.5  # a value carried by more of the chunks (or documents) than this is no evidence
 
 
 @dataclass(frozen=True)
@@ -156,10 +157,11 @@ def _carriers(
 
 
 def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
-    """Each member's summed rarity over the groups it is in: log(1 + total / group size)."""
+    """Each member's summed rarity over the groups it is in: log(1 + total / group size). A
+    value most of the collection carries (a 10-K's own year in that 10-K) tells nothing."""
     scores: dict[str, float] = defaultdict(float)
     for group in groups:
-        if group:
+        if group and len(group) <= MAX_SHARE * total:
             rarity = math.log(1 + total / len(group))
             for member in group:
                 scores[member] += rarity
