@@ -117,6 +117,10 @@ NOTES = [
     "company name printed on 12 of its 10-K's chunks pulled those 12 ahead. Now an entity "
     "counts only written with a capital in the question, and raises the documents that carry "
     "it, keeping the order inside each document. It costs the dev split 0.034 at hit@1.",
+    "- A value most of the collection carries (more than half of the chunks, or of the "
+    "documents for entities) is no evidence: inside one 10-K its own year is on most chunks. "
+    "With it the library's figures did not move and a collection of one 10-K ranks almost as "
+    "before (benchmarks/results/retrieval.md).",
     "- Quoted phrases are searched alone by keywords (71 reaches the first ten, mmlb-665 the "
     "first place).",
     "- Years: as before a hard filter where a sub-question names one (the `facts` tool), and "

@@ -211,3 +211,10 @@ def test_a_hard_filter_only_for_what_the_question_states() -> None:
     assert vector_only is None
     assert everywhere is not None
     assert [f.key for f in everywhere.filters] == ["years"]  # type: ignore[union-attr]
+
+
+def test_a_value_most_of_the_collection_carries_is_no_evidence() -> None:
+    index = {"years": {"2020": {f"a-{i}" for i in range(8)}}}
+    built, _ = view(index, {})
+    weights = EvidenceWeights(entities=0, years=1, quotes=0, topics=0)
+    assert evidence_rankings("Revenue in 2020?", weights, built, [], None, 5) == {}
