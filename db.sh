@@ -128,7 +128,7 @@ embedded_start() {  # kind (milvus|mongodb), port, health check
     if alive "$kind"; then say "$kind is already running (pid $(cat "$(pid_file "$kind")"))"; return; fi
     port_open "$port" && die "port $port is already in use; stop what listens there or set the port (MILVUS_PORT, MONGO_PORT)."
     mkdir -p "$DATA_DIR/$kind"
-    nohup "$PYTHON" -m citerag.store.local_servers "$kind" --data "$DATA_DIR/$kind" --port "$port" \
+    nohup "$PYTHON" -m devservers "$kind" --data "$DATA_DIR/$kind" --port "$port" \
         >"$DATA_DIR/$kind.out" 2>&1 &
     echo $! >"$(pid_file "$kind")"
     if ! wait_for "$kind (127.0.0.1:$port)" embedded_check "$kind" "$check"; then

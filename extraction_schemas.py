@@ -2,7 +2,9 @@
 
 `config.ARTICLE_CONFIGS[...]["schema"]` names the domain an article uses. Each schema gives
 GLiNER's zero-shot labels, LangExtract's instruction, the attributes it fills (with the values
-it should prefer) and one worked example. At query time the values a filter can take come from
+it should prefer), one worked example and the domain's retrieval vocabulary (words a question
+stands for, key page titles; `citerag.domain`), which the article's settings carry to the
+retriever. At query time the values a filter can take come from
 what is stored (`distinct()` over the collection), not from this file.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from citerag.domain import DomainVocabulary
 from citerag.errors import ConfigError
 
 
@@ -21,6 +24,92 @@ class ExtractionSchema:
     attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> preferred values
     example_text: str = ""
     example_extractions: tuple[tuple[str, str, dict[str, str]], ...] = ()  # (class, span, attrs)
+    vocabulary: DomainVocabulary = DomainVocabulary()  # retrieval's words for the domain
+
+
+# Filings: the words analysts use, mapped to the words filings print. "Income statement" is
+# printed "Consolidated Statements of Operations", "capex" is "purchases of property and
+# equipment", and a metric ("operating margin") is computed from statement lines the question
+# never names.
+FINANCIAL_EXPANSIONS: tuple[tuple[str, str], ...] = (
+    (
+        r"income statements?|p\s*&\s*l|profit and loss"
+        r"|statements? of (?:operations|income|earnings)",
+        "consolidated statements of operations income statements revenues net income",
+    ),
+    (
+        r"balance sheets?|statements? of financial (?:position|condition)",
+        "consolidated balance sheets total assets liabilities stockholders equity",
+    ),
+    (
+        r"cash ?flow statements?|statements? of cash flows?",
+        "consolidated statements of cash flows operating investing financing activities",
+    ),
+    (
+        r"(?:stock|share)holders'? equity statements?"
+        r"|statements? of (?:stock|share)holders'? equity",
+        "consolidated statements of stockholders equity",
+    ),
+    (r"comprehensive income", "consolidated statements of comprehensive income"),
+    (
+        r"\bcap(?:ital )?ex(?:penditures?)?\b",
+        "purchases of property and equipment additions to property and equipment",
+    ),
+    (
+        r"free cash flows?",
+        "net cash provided by operating activities purchases of property and equipment",
+    ),
+    (
+        r"\bnet (?:income|loss|earnings)\b|\boperating income\b|\bincome before (?:income )?tax",
+        "income statements consolidated statements of operations",
+    ),
+    (r"operating margins?", "operating income revenues"),
+    (r"gross margins?", "gross margin revenues cost of revenues"),
+    (r"(?:net|profit) margins?", "net income revenues"),
+    (r"fixed[- ]asset turnover", "revenues property and equipment net"),
+    (r"(?<!fixed )(?<!fixed-)asset turnover", "revenues total assets"),
+    (r"current ratio|working capital", "total current assets total current liabilities"),
+    (r"quick ratio", "cash equivalents short-term investments accounts receivable current"),
+    (r"debt[- ]to[- ]equity|leverage ratio", "long-term debt total stockholders equity"),
+    (r"return on (?:average )?equity|\broe\b", "net income total stockholders equity"),
+    (r"return on (?:average )?assets|\broa\b", "net income total assets"),
+    (r"effective tax rate", "provision for income taxes income before income taxes"),
+    (r"days sales outstanding|\bdso\b", "accounts receivable net revenue"),
+    (r"inventory turnover", "cost of revenue inventories"),
+    (r"\beps\b", "earnings per share basic diluted"),
+    (r"payout ratio|dividends? paid", "common stock cash dividends paid net income"),
+    (r"buybacks?|share repurchases?", "common stock repurchased"),
+    (
+        r"operating cash flows?|cash flows? from operati"
+        r"|\bcash\b[^.?]{0,40}\b(?:operations|operating activities)\b",
+        "net cash from operations net cash provided by operating activities",
+    ),
+    (r"cash conversion", "net cash from operations net income"),
+    (r"\bebitda\b", "operating income depreciation amortization"),
+    (r"\br\s*&\s*d\b", "research and development"),
+    (r"\bsg\s*&\s*a\b", "selling general and administrative"),
+    (r"\bd\s*&\s*a\b", "depreciation and amortization"),
+)
+
+# A financial statement is a page that is almost all table under a title line such as
+# "CONSOLIDATED STATEMENTS OF CASH FLOWS" or "BALANCE SHEETS (In millions)". Those titles are
+# fixed by US GAAP and IFRS practice, so they are recognised across filers.
+_HOLDERS = r"(?:stock|share)holders[’'`]?\s+(?:equity|deficit)"
+FINANCIAL_STATEMENT_TITLE = (
+    r"(?:consolidated\s+)?(?:"
+    r"(?:income|operations|earnings|cash\s+flows?|comprehensive\s+(?:income|loss)|"
+    + _HOLDERS
+    + r")"
+    r"\s+statements?"
+    r"|statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings|cash\s+flows?"
+    r"|comprehensive\s+(?:income|loss)|financial\s+(?:position|condition)|profit\s+or\s+loss"
+    r"|changes\s+in\s+" + _HOLDERS + r"|" + _HOLDERS + r")"
+    r"|balance\s+sheets?)"
+)
+
+FINANCIAL_VOCABULARY = DomainVocabulary(
+    "financial", FINANCIAL_EXPANSIONS, key_page_titles=(FINANCIAL_STATEMENT_TITLE,)
+)
 
 
 SCHEMAS: dict[str, ExtractionSchema] = {
@@ -105,6 +194,7 @@ SCHEMAS: dict[str, ExtractionSchema] = {
                 {"statement_types": "income", "metric_names": "revenue", "fiscal_periods": "2020"},
             ),
         ),
+        vocabulary=FINANCIAL_VOCABULARY,
     ),
 }
 

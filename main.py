@@ -13,7 +13,7 @@ python main.py tree DOC --import tree.json                      # store PageInde
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
-python main.py serve [--host 127.0.0.1] [--port 8000]
+python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ if not {"-v", "--verbose"} & set(sys.argv[1:]):
     # during long ingests; read when the library loads, so set before any import of it.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
+from citerag.article import DEFAULT_COLLECTION, Article  # noqa: E402
 from citerag.cli_output import (  # noqa: E402
     StageBar,
     format_answer,
@@ -46,11 +47,10 @@ from citerag.cli_output import (  # noqa: E402
 )
 from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
-from citerag.query.limits import checked_question, checked_top_k  # noqa: E402
+from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
-DEFAULT_COLLECTION = "default"
 log = logging.getLogger("citerag")
 
 
@@ -134,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="the HTTP API and the viewer (uvicorn)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     serve.add_argument("--port", type=positive_int, default=8000)
+    serve.add_argument(
+        "--article",
+        default=None,
+        help="an article of ARTICLE_CONFIGS in config.py: its settings, schema and domain words",
+    )
     return parser
 
 
@@ -203,72 +208,26 @@ def load_queries() -> Any:
     return queries
 
 
-def resolve_target(args: argparse.Namespace) -> tuple[str | None, str]:
-    """The article whose overrides apply and the collection, from --article and --collection.
-
-    --article NAME selects that article's collection (unless --collection names another) and
-    its ARTICLE_RAG_OVERRIDES; --collection alone applies the overrides of the article stored in
-    that collection, if one is.
-    """
-    from citerag.errors import ConfigError
-
-    config = load_config()
-    articles: dict[str, dict[str, Any]] = getattr(config, "ARTICLE_CONFIGS", {})
-    if args.article is not None:
-        if args.article not in articles:
-            known = ", ".join(sorted(articles)) or "none"
-            raise InputError(
-                f"Unknown article {args.article!r}; choose one of ARTICLE_CONFIGS in config.py:"
-                f" {known}."
-            )
-        collection = args.collection or articles[args.article].get("collection")
-        if not collection:
-            raise ConfigError(
-                f"ARTICLE_CONFIGS[{args.article!r}] has no 'collection'; add one in config.py."
-            )
-        return args.article, str(collection)
-    collection = args.collection or DEFAULT_COLLECTION
-    owners = sorted(
-        name for name, entry in articles.items() if entry.get("collection") == collection
-    )
-    overrides: dict[str, Any] = getattr(config, "ARTICLE_RAG_OVERRIDES", {})
-    if len({repr(sorted(overrides.get(name, {}).items())) for name in owners}) > 1:
-        raise ConfigError(
-            f"Collection {collection!r} belongs to articles {', '.join(owners)} with different"
-            " ARTICLE_RAG_OVERRIDES; choose one with --article."
-        )
-    article = owners[0] if owners else None
-    if article is not None:
-        log.debug("collection %r is article %r's: its overrides apply", collection, article)
-    return article, collection
+def resolve_target(args: argparse.Namespace) -> Article:
+    """The article (settings, schema, collection) that --article and --collection select:
+    --article NAME selects that article's collection (unless --collection names another);
+    --collection alone applies the article stored in that collection, if one is."""
+    return load_target(args.article, args.collection)
 
 
-def load_settings(article: str | None = None) -> Any:
-    from citerag.settings import settings_from_config
-
-    return settings_from_config(load_config(), article)
-
-
-def load_schema(article: str | None) -> Any:
-    """The article's extraction schema (extraction_schemas.py), or None for a bare collection."""
-    if article is None:
-        return None
-    name = getattr(load_config(), "ARTICLE_CONFIGS", {}).get(article, {}).get("schema")
-    if not name:
-        return None
+def load_target(article: str | None = None, collection: str | None = None) -> Article:
     import extraction_schemas
+    from citerag.article import load_article
 
-    if name not in extraction_schemas.SCHEMAS:
-        log.warning("article %r: unknown schema %r; generic entity labels apply", article, name)
-        return None
-    return extraction_schemas.get_schema(str(name))
+    return load_article(load_config(), extraction_schemas.SCHEMAS, article, collection)
 
 
 @contextmanager
-def open_engine(article: str | None = None) -> Iterator[Any]:
+def open_engine(article: Article | None = None) -> Iterator[Any]:
     from citerag.engine import Engine
 
-    engine = Engine(load_settings(article), schema=load_schema(article))
+    target = article or load_target()
+    engine = Engine(target.settings, schema=target.schema)
     try:
         yield engine
     finally:
@@ -276,33 +235,34 @@ def open_engine(article: str | None = None) -> Iterator[Any]:
 
 
 def run_configured_article() -> int:
+    from citerag.article import active_article
+
     config = load_config()
     queries = load_queries()
-    article = getattr(config, "ACTIVE_ARTICLE", None)
-    articles = getattr(config, "ARTICLE_CONFIGS", {})
-    if article not in articles:
-        from citerag.errors import ConfigError
-
-        known = ", ".join(sorted(articles))
-        raise ConfigError(
-            f"ACTIVE_ARTICLE {article!r} is not in ARTICLE_CONFIGS; use one of {known}."
-        )
-    entry = articles[article]
-    path = Path(entry["directory"]) / entry["filename"]
-    questions = queries.QUERIES_BY_ARTICLE.get(article) or []
+    target = load_target(active_article(config))
+    questions = queries.QUERIES_BY_ARTICLE.get(target.name) or []
     if not questions:
         raise InputError(
-            f"queries.py has no queries for {article!r}; add them to QUERIES_BY_ARTICLE."
+            f"queries.py has no queries for {target.name!r}; add them to QUERIES_BY_ARTICLE."
+        )
+    if target.pdf is None:
+        from citerag.errors import ConfigError
+
+        raise ConfigError(
+            f"ARTICLE_CONFIGS[{target.name!r}] needs 'directory' and 'filename'; add them in "
+            "config.py."
         )
     from citerag.ingest.shelf import ingest_one
 
-    with open_engine(article) as engine:
-        ingested = ingest_one(engine, path, entry["collection"], progress=StageBar(path.name))
+    with open_engine(target) as engine:
+        ingested = ingest_one(
+            engine, target.pdf, target.collection, progress=StageBar(target.pdf.name)
+        )
         if ingested.failed:
             raise InputError(ingested.message)
         print(format_file_result(ingested))
         for question in questions:
-            result = engine.query(question, entry["collection"])
+            result = engine.query(question, target.collection)
             print(format_answer(question, result))
     return 0
 
@@ -315,7 +275,8 @@ def run_ingest(args: argparse.Namespace) -> int:
     from citerag.ingest.shelf import FileResult, ShelfTotals, ingest_shelf
 
     started = time.perf_counter()
-    article, collection = resolve_target(args)
+    target = resolve_target(args)
+    collection = target.collection
     check_collection_name(collection)  # once, rather than as every file's failure
     found = discover_pdfs(args.paths)
     if not found:
@@ -330,7 +291,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         # Nothing to load (no models, no stores) when every path given is unusable.
         usable = any(item.ok for item in found)
-        engine: Any = stack.enter_context(open_engine(article)) if usable else None
+        engine: Any = stack.enter_context(open_engine(target)) if usable else None
         results = ingest_shelf(
             engine,
             found,
@@ -351,8 +312,9 @@ def run_query(args: argparse.Namespace) -> int:
     for question in questions:  # refused before any model loads, as the API refuses them
         checked_question(question)
     checked_top_k(args.top_k)
-    article, collection = resolve_target(args)
-    with open_engine(article) as engine:
+    target = resolve_target(args)
+    collection = target.collection
+    with open_engine(target) as engine:
         for question in questions:
             result = answer_question(
                 engine,
@@ -375,9 +337,10 @@ def run_chat(args: argparse.Namespace) -> int:
     """Each line of standard input is the next turn, condensed from the turns before it."""
     from citerag.query.conversation import ChatTurn
 
-    article, collection = resolve_target(args)
+    target = resolve_target(args)
+    collection = target.collection
     history: list[ChatTurn] = []
-    with open_engine(article) as engine:
+    with open_engine(target) as engine:
         for line in _turns(sys.stdin):
             result = answer_question(engine, line, collection, args.mode, history=history)
             if args.json:
@@ -402,28 +365,29 @@ def _turns(stream: Any) -> Iterator[str]:
 
 def run_tree(args: argparse.Namespace) -> int:
     from citerag.tree.render import outline_text
-    from citerag.tree.service import import_tree, resummarize, stored_tree
+    from citerag.tree.stored import import_tree, resummarize, stored_tree
 
     if args.import_file is not None and args.summarize:
         raise InputError("Use --import or --summarize, not both; import first, then summarize.")
-    article, collection = resolve_target(args)
-    with open_engine(article) as engine:
+    target = resolve_target(args)
+    collection = target.collection
+    with open_engine(target) as engine:
         if args.import_file is not None:
-            imported = import_tree(engine, collection, args.name, args.import_file)
+            imported = import_tree(engine.docstore, collection, args.name, args.import_file)
             tree = imported.tree
             for fix in imported.fixes:
                 print(f"fixed: {fix}", file=sys.stderr)
             nodes = len(tree.node_ids())
             print(f"imported {nodes} nodes from {args.import_file}", file=sys.stderr)
         elif args.summarize:
-            tree, report = resummarize(engine, collection, args.name)
+            tree, report = resummarize(engine.docstore, engine.settings, collection, args.name)
             print(
                 f"summaries: {report.asked} written by the LLM, {report.cached} from the cache, "
                 f"{report.failed} failed (kept as they were)",
                 file=sys.stderr,
             )
         else:
-            tree = stored_tree(engine, collection, args.name)
+            tree = stored_tree(engine.docstore, collection, args.name)
     if args.json:
         print(json.dumps(tree.to_pageindex(), ensure_ascii=False, indent=2))
     else:
@@ -485,11 +449,11 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from citerag.article import article_folders
     from citerag.serve.server import serve
 
-    articles: dict[str, dict[str, Any]] = getattr(load_config(), "ARTICLE_CONFIGS", {})
-    folders = sorted({Path(entry["directory"]) for entry in articles.values()})
-    serve(load_settings(), args.host, args.port, folders)
+    target = load_target(args.article)
+    serve(target.settings, args.host, args.port, article_folders(load_config()), target)
     return 0
 
 

@@ -1,11 +1,12 @@
 """Builds the query path from `config.py`, as LlamaIndex parts a LlamaIndex app can take.
 
     from rag_factory import build_engine, build_query_engine
-    engine = build_engine()
+    engine = build_engine(article="paul_graham_essay")
     response = build_query_engine(engine, "paul_graham").query("What did the author do?")
 
-The package (`citerag.query.factory`) makes every choice (reranker, answerer, fusion depth)
-from the settings; this file reads the settings from `config.py` and hands out the parts.
+The package (`citerag.query.query_factory`) makes every choice (reranker, answerer, fusion depth)
+from the settings; this file loads an article as `main.py` does (`citerag.article`) and hands
+out the parts.
 """
 
 from __future__ import annotations
@@ -15,25 +16,31 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 import config
 import extraction_schemas
+from citerag.article import Article, active_article, load_article
 from citerag.engine import Engine
 from citerag.env_file import load_env_file
-from citerag.query.engine import CitedQueryEngine
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
-from citerag.settings import Settings, settings_from_config
+from citerag.settings import Settings
+
+
+def load(article: str | None = None) -> Article:
+    """The article's settings, extraction schema and collection (default: config.py's
+    ACTIVE_ARTICLE), with `.env`'s variables that the environment lacks."""
+    load_env_file()
+    return load_article(config, extraction_schemas.SCHEMAS, article or active_article(config))
 
 
 def build_settings(article: str | None = None) -> Settings:
-    """`config.py` (with the article's overrides) and the environment (with `.env`'s variables
-    that it lacks), merged and checked."""
-    load_env_file()
-    return settings_from_config(config, article)
+    """`config.py` (with the article's overrides) and the environment, merged and checked."""
+    return load(article).settings
 
 
 def build_engine(settings: Settings | None = None, article: str | None = None) -> Engine:
-    """The engine, with the article's extraction schema (GLiNER labels, LangExtract attributes)."""
-    name = config.ARTICLE_CONFIGS.get(article or config.ACTIVE_ARTICLE, {}).get("schema")
-    schema = extraction_schemas.get_schema(name) if name else None
-    return Engine(settings or build_settings(article), schema=schema)
+    """The engine, with the article's extraction schema (GLiNER labels, LangExtract attributes);
+    `settings`, when given, replace the article's."""
+    loaded = load(article)
+    return Engine(settings or loaded.settings, schema=loaded.schema)
 
 
 def build_retriever(
@@ -47,7 +54,7 @@ def build_postprocessors(
     engine: Engine, collection: str, top_k: int | None = None
 ) -> list[BaseNodePostprocessor]:
     """The reranker and the highlighter, as LlamaIndex node postprocessors."""
-    return engine.factory.postprocessors(collection, top_k)
+    return engine.factory.postprocessors(collection, top_k).steps
 
 
 def build_query_engine(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-shot set-up, idempotent (a second run takes seconds):
-#   .venv         the engine, its dev extras, torch 2.13.0 pinned (CPU here, MPS on Apple Silicon,
-#                 CUDA where an NVIDIA GPU is present)
+#   .venv         the engine with its dev extras and every optional one (the tests use them all),
+#                 torch 2.13.0 pinned (CPU here, MPS on Apple Silicon, CUDA where an NVIDIA GPU
+#                 is present)
 #   .mineru_env   MinerU in its own environment, for its model-free `flash` tier
 #   servers       the dev extras include milvus==2.3.5 (a Milvus standalone binary, Linux x86_64)
 #                 and nx-27017 (a MongoDB wire-protocol server): the `server` tests and
@@ -52,8 +53,8 @@ setup_main_env() {
     .venv/bin/python -m pip install -q --upgrade pip
     say "installing torch $TORCH_VERSION"
     install_torch
-    say "installing the engine with its dev extras"
-    .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
+    say "installing the engine with its dev and optional extras"
+    .venv/bin/pip install -q -c constraints.txt -e ".[dev,all]"
     if [ "$(uname -s)" = "Linux" ] && ! command -v nvidia-smi >/dev/null 2>&1 \
         && .venv/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
         say "CUDA packages were installed on a machine without a GPU; check constraints.txt"
@@ -82,7 +83,7 @@ setup_mineru_env() {
 
 prepare_servers() {
     if .venv/bin/python -c "import milvus" 2>/dev/null; then
-        .venv/bin/python -c "from citerag.store.local_servers import milvus_binary; milvus_binary()"
+        .venv/bin/python -c "from devservers import milvus_binary; milvus_binary()"
         say "embedded Milvus server ready"
     else
         say "no embedded Milvus server on this platform (its wheel is Linux x86_64 only): db.sh needs Docker for Milvus"

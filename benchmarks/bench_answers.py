@@ -45,6 +45,7 @@ from benchmarks.answer_metrics import (  # noqa: E402
     text_match,
 )
 from benchmarks.baselines import StockBaseline, build_stock_suite  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.project_system import collection_for, ingest_all  # noqa: E402
 from benchmarks.report import publish, shared_data_missing  # noqa: E402
 from citerag.answer.citations import cited_numbers  # noqa: E402
@@ -117,7 +118,9 @@ def main() -> int:
         overrides: dict[str, Any] = {"storage_dir": storage}
         if not args.llm:
             overrides["llm_provider"] = ""
-        engine = Engine(settings_from_config(config).with_overrides(**overrides))
+        engine = Engine(
+            with_finance_words(settings_from_config(config).with_overrides(**overrides))
+        )
         try:
             if args.llm and engine.factory.answerer is None:
                 print("error: --llm needs an LLM; set LLM_PROVIDER (and its model) first.")

@@ -215,11 +215,12 @@ def before_section(earlier: str) -> str:
 
 
 def open_engine(storage: Path) -> Any:
+    from benchmarks.profiles import with_finance_words
     from citerag.engine import Engine
     from citerag.settings import settings_from_config
 
     environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
-    return Engine(settings_from_config(config, environ=environ))
+    return Engine(with_finance_words(settings_from_config(config, environ=environ)))
 
 
 def main() -> int:

@@ -31,6 +31,7 @@ sys.path.insert(0, str(PROJECT))
 import config  # noqa: E402
 from benchmarks.baselines import build_stock_suite  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.project_system import (  # noqa: E402
     collection_for,
     ingest_all,
@@ -84,7 +85,7 @@ def main() -> int:
         settings = settings_from_config(config).with_overrides(
             storage_dir=storage, llm_provider="", reranker="auto"
         )
-        engine = Engine(settings)
+        engine = Engine(with_finance_words(settings))
         try:
             report = latency_only(engine) if args.latency_only else run(engine, args)
         finally:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(PROJECT))
 import config  # noqa: E402
 from benchmarks.library_data import EVAL, PDF_FOLDERS  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
@@ -50,7 +51,7 @@ from citerag.ingest.pipeline import ingest_key  # noqa: E402
 from citerag.nodes import doc_id_of, doc_name_of, page_of  # noqa: E402
 from citerag.parse.select import parse_document  # noqa: E402
 from citerag.parse.validate import inspect_pdf  # noqa: E402
-from citerag.retrieve.pages import keyword_entries, page_texts  # noqa: E402
+from citerag.retrieve.page_evidence import keyword_entries, page_texts  # noqa: E402
 from citerag.settings import Settings, settings_from_config  # noqa: E402
 from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E402
@@ -426,7 +427,7 @@ def main() -> None:
     args = parser.parse_args()
     if shared_data_missing([ESSAY, *PAGE_SETS.values(), *PDF_FOLDERS]):
         return
-    settings = settings_from_config(config)
+    settings = with_finance_words(settings_from_config(config))
     pdfs = sorted(p for folder in PDF_FOLDERS for p in folder.glob("*.pdf"))
     corpus = load_corpus(stored_chunks(pdfs, settings))
     missing = {q["document"] for p in PAGE_SETS.values() for q in _load(p)} - set(

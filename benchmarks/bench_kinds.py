@@ -156,7 +156,7 @@ def project_systems(engine: Any) -> tuple[dict[str, System], dict[str, str]]:
     from llama_index.core.schema import QueryBundle
 
     from citerag.nodes import doc_name_of, page_of
-    from citerag.query.factory import QueryFactory
+    from citerag.query.query_factory import QueryFactory
 
     state = engine.searchable_state(COLLECTION)
     systems: dict[str, System] = {}

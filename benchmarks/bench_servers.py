@@ -25,7 +25,7 @@ import pymilvus  # noqa: E402
 from citerag.embed.embedder import Embedder  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
 from citerag.settings import Settings  # noqa: E402
-from citerag.store.local_servers import start_milvus, start_mongo_wire  # noqa: E402
+from devservers import start_milvus, start_mongo_wire  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 DEFAULT_PDFS = [
@@ -87,9 +87,10 @@ def measure(root: Path, pdfs: list[Path]) -> dict[str, list[dict[str, Any]]]:
     server = start_milvus(root / "milvus")
     mongo = start_mongo_wire(root / "mongo")
     try:
-        lite = Settings(storage_dir=root / "lite")
-        on_server = Settings(storage_dir=root / "server", milvus_uri=server.uri)
-        both = Settings(storage_dir=root / "both", milvus_uri=server.uri, mongodb_uri=mongo.uri)
+        # Measured without enrichment (the package default before it became "entity").
+        lite = Settings(storage_dir=root / "lite", metadata="none")
+        on_server = lite.with_overrides(storage_dir=root / "server", milvus_uri=server.uri)
+        both = on_server.with_overrides(storage_dir=root / "both", mongodb_uri=mongo.uri)
         return {
             "Milvus Lite 3.2.2 + SQLite": ingest_all(lite, embedder, pdfs),
             "Milvus server 2.3.5 + SQLite": ingest_all(on_server, embedder, pdfs),

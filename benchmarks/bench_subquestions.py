@@ -34,6 +34,7 @@ sys.path.insert(0, str(PROJECT))
 
 import pymupdf  # noqa: E402
 
+from benchmarks.profiles import FINANCE  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.answer.contract import AnswerResult  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
@@ -68,7 +69,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="citerag-subq-") as scratch:
         root = Path(args.storage) if args.storage else Path(scratch)
         ingest_rows = [ingest_times(root, metadata) for metadata in ("none", "entity")]
-        engine = Engine(Settings(storage_dir=root / "entity", metadata="entity"))
+        engine = Engine(
+            Settings(storage_dir=root / "entity", metadata="entity", vocabulary=FINANCE)
+        )
         try:
             report = render(ingest_rows, run(engine))
         finally:
@@ -124,7 +127,7 @@ def ask(
 ) -> tuple[AnswerResult, float]:
     from llama_index.core.schema import QueryBundle
 
-    from citerag.query.engine import answer_from_response
+    from citerag.query.cited_query_engine import answer_from_response
 
     started = time.perf_counter()
     if plan:

@@ -36,6 +36,7 @@ sys.path.insert(0, str(PROJECT))
 
 import config  # noqa: E402
 from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
+from benchmarks.profiles import with_finance_words  # noqa: E402
 from benchmarks.project_system import collection_for, ingest_all  # noqa: E402
 from benchmarks.report import (  # noqa: E402
     publish,
@@ -47,10 +48,10 @@ from citerag.engine import Engine  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.nodes import doc_name_of, page_of  # noqa: E402
 from citerag.settings import settings_from_config  # noqa: E402
-from citerag.tree.ingest import TREE_SECONDS  # noqa: E402
+from citerag.tools.tree_mode import MAX_NODE_CHARS, node_content  # noqa: E402
+from citerag.tree.ingest_step import TREE_SECONDS  # noqa: E402
 from citerag.tree.model import DocumentTree  # noqa: E402
-from citerag.tree.pipeline import MAX_NODE_CHARS, node_content  # noqa: E402
-from citerag.tree.service import stored_tree, tree_answer  # noqa: E402
+from citerag.tree.stored import stored_tree  # noqa: E402
 
 FINANCE = PROJECT.parent / "shared" / "eval" / "finance"
 PDFS = [FINANCE / "NETFLIX_2020_10K.pdf", FINANCE / "MICROSOFT_2021_10K.pdf"]
@@ -111,7 +112,7 @@ def main() -> int:
         settings = settings_from_config(config).with_overrides(
             storage_dir=storage, llm_provider="", reranker="auto"
         )
-        engine = Engine(settings)
+        engine = Engine(with_finance_words(settings))
         try:
             report = run(engine)
         finally:
@@ -125,7 +126,7 @@ def run(engine: Engine) -> str:
     ingestion = _ingest(engine)
     trees: dict[tuple[str, str], DocumentTree] = {}
     engine.retrieve("warm up", BOTH, TOP_K)  # models loaded, indexes in memory
-    tree_answer(engine, "warm up", BOTH)
+    engine.tree_answer("warm up", BOTH)
     sections, contexts, latency = [], {}, {}
     for set_name, path in QUESTION_SETS.items():
         questions = json.loads(path.read_text(encoding="utf-8"))
@@ -133,9 +134,9 @@ def run(engine: Engine) -> str:
         for scope in (OWN, SHARED):
             runs[f"default mode, {scope}"] = _measure(questions, _asker(engine, scope, None))
             runs[f"tree mode, {scope}"] = _measure(questions, _asker(engine, scope, trees))
-            with mock.patch("citerag.tree.search.node_evidence", pageindex_evidence):
+            with mock.patch("citerag.tools.tree_search.node_evidence", pageindex_evidence):
                 runs[f"{SUM_SCORING}, {scope}"] = _measure(questions, _asker(engine, scope, trees))
-            with mock.patch("citerag.tree.search.TITLE_WEIGHT", 0.5):
+            with mock.patch("citerag.tools.tree_search.TITLE_WEIGHT", 0.5):
                 runs[f"{TITLE_HALF}, {scope}"] = _measure(questions, _asker(engine, scope, trees))
         scores = {name: r.scores for name, r in runs.items()}
         sections.append(render_question_set(f"{set_name} ({len(questions)} questions)", scores))
@@ -169,7 +170,7 @@ def _asker(
 def _ingest(engine: Engine) -> list[tuple[str, str, int, float, float | None]]:
     """(document, collection, pages, ingest seconds, tree seconds) for each ingest."""
     times = TreeTimes()
-    tree_log = logging.getLogger("citerag.tree.ingest")
+    tree_log = logging.getLogger("citerag.tree.ingest_step")
     tree_log.setLevel(logging.INFO)
     tree_log.addHandler(times)
     rows = []
@@ -221,13 +222,13 @@ def _tree(
     trees: dict[tuple[str, str], DocumentTree],
 ) -> Answer:
     """Cited pages in citation order: each source's page, then its highlights' pages."""
-    result = tree_answer(engine, question["question"], collection)
+    result = engine.tree_answer(question["question"], collection)
     ranked: list[Ranked] = []
     delivered: set[tuple[str, int]] = set()
     for source in result.sources:
         key = (collection, source.document_name)
         if key not in trees:
-            trees[key] = stored_tree(engine, collection, source.document_name)
+            trees[key] = stored_tree(engine.docstore, collection, source.document_name)
         node = trees[key].find(getattr(source, "node_id", ""))
         content = node_content(node) if node is not None else None
         pages = [source.page_number]

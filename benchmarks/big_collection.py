@@ -28,7 +28,7 @@ from citerag.nodes import (
     page_vector_key,
     section_of,
 )
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.store.base import VectorRow
 from citerag.types import DocumentRecord
 

@@ -32,11 +32,12 @@ LIBRARY_SETS = {
 def project_engine(storage: Path) -> Engine:
     """The engine as `main.py` opens it (config.py's settings), on `storage`."""
     import config
+    from benchmarks.profiles import with_finance_words
     from citerag.engine import Engine
     from citerag.settings import settings_from_config
 
     environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
-    return Engine(settings_from_config(config, environ=environ))
+    return Engine(with_finance_words(settings_from_config(config, environ=environ)))
 
 
 def shared_pdfs() -> list[Path]:

@@ -17,7 +17,7 @@ from benchmarks.baselines import RetrievedPassage
 from citerag.engine import Engine
 from citerag.ingest.pipeline import Ingestor
 from citerag.nodes import doc_name_of, page_of
-from citerag.query.factory import QueryFactory
+from citerag.query.query_factory import QueryFactory
 from citerag.settings import Settings
 
 # Settings that shape the stored chunks: a variant changing one is ingested into its own
@@ -45,9 +45,7 @@ def ingest_all(
     ingestor: Engine | Ingestor = engine
     if tag:
         settings = engine.settings.with_overrides(**changes)
-        ingestor = Ingestor(
-            settings, engine.docstore, engine.vectors, engine.embedder, engine.keywords
-        )
+        ingestor = Ingestor(settings, engine.stores, engine.embedder)
     rows = []
     for pdf in pdfs:
         outcome = ingestor.ingest(pdf, collection_for(pdf.name, tag))
@@ -70,7 +68,7 @@ class ProjectSystem:
         state = self._engine.collection_state(collection)
         query = QueryBundle(question)
         nodes = self._factory.retriever(state).retrieve(query)
-        reranker = self._factory.postprocessors(collection, top_k)[0]
+        reranker = self._factory.postprocessors(collection, top_k).reranker
         ranked = reranker.postprocess_nodes(nodes, query_bundle=query)
         return [
             RetrievedPassage(

@@ -25,11 +25,12 @@ import numpy as np
 import pymupdf
 from llama_index.core.schema import TextNode
 
+from benchmarks.profiles import FINANCE
 from benchmarks.report import RESULTS, publish, shared_data_missing
 from citerag.eval.machine import describe_machine
 from citerag.nodes import chunk_node, page_vector_key
 from citerag.retrieve.collection_state import refresh_state
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
@@ -103,7 +104,7 @@ def run(chunks: int, folder: Path) -> str:
     fresh = BM25FilesIndex(folder / "keywords")
     fresh.doc_ids("big")
     keyword_bytes, _ = tracemalloc.get_traced_memory()
-    state = refresh_state(None, store, fresh, "big")
+    state = refresh_state(None, store, fresh, "big", FINANCE)
     cold_s = time.perf_counter() - started
     total_bytes, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -111,7 +112,7 @@ def run(chunks: int, folder: Path) -> str:
     state_bytes = total_bytes - keyword_bytes
     write(store, keywords, "f" * 64, texts[:PAGES_PER_DOC])
     started = time.perf_counter()
-    newer = refresh_state(state, store, fresh, "big")
+    newer = refresh_state(state, store, fresh, "big", FINANCE)
     delta_s = time.perf_counter() - started
     searches = []
     for query in QUERIES * 5:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tqdm import tqdm
 
 if TYPE_CHECKING:
+    from citerag.answer.contract import AnswerResult, UnsupportedRecord
+    from citerag.engine import DocumentSummary
     from citerag.ingest.shelf import FileResult, ShelfTotals
 
 WIDTH = 100
@@ -22,7 +24,7 @@ class StageBar:
         self._label = label
         self._stream = stream or sys.stderr
         self._plain = not self._stream.isatty()
-        self._bar: tqdm[Any] | None = None
+        self._bar: tqdm[NoReturn] | None = None
 
     def __call__(self, stage: str) -> None:
         if self._plain:
@@ -69,7 +71,7 @@ def _stage_note(stages: dict[str, float]) -> str:
     return "; " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent) if spent else ""
 
 
-def format_answer(question: str, result: Any) -> str:
+def format_answer(question: str, result: AnswerResult) -> str:
     """The question, the answer with [N] markers, then each source with its highlights."""
     data = result.to_dict()
     meta = data["metadata"]
@@ -97,7 +99,7 @@ def format_answer(question: str, result: Any) -> str:
     return "\n".join(lines)
 
 
-def _unsupported_lines(unsupported: Sequence[dict[str, Any]]) -> list[str]:
+def _unsupported_lines(unsupported: Sequence[UnsupportedRecord]) -> list[str]:
     """A mark under the answer for each number no cited source holds."""
     lines = []
     for item in unsupported:
@@ -110,7 +112,7 @@ def _unsupported_lines(unsupported: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def format_documents(documents: Sequence[Any]) -> str:
+def format_documents(documents: Sequence[DocumentSummary]) -> str:
     if not documents:
         return "No documents stored yet; add one with `python main.py ingest PATH`."
     header = f"{'collection':<16} {'document':<44} {'pages':>5} {'milvus':>7} {'docstore':>8}"

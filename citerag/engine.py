@@ -15,28 +15,31 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.number_check import with_number_check
 from citerag.embed.collection_model import check_model, record_model
 from citerag.embed.embedder import Embedder
 from citerag.embed.llama import LocalEmbedding
 from citerag.embed.providers import build_embedder
+from citerag.enrich.enrichment_summary import enrichment_summary
 from citerag.enrich.step import build_enricher
-from citerag.enrich.summary import enrichment_summary
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
 from citerag.ingest.repair import Repair, SplitBrainRepairer
-from citerag.query.engine import CitedQueryEngine, answer_from_response, checked_question
-from citerag.query.factory import QueryFactory
-from citerag.query.limits import check_pages_exist
-from citerag.query.subquestions import CitedSubQuestionEngine
+from citerag.plan.limits import check_pages_exist, checked_question
+from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
+from citerag.query.query_factory import QueryFactory
+from citerag.query.subquestions import CitedSubQuestionQueryEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
 from citerag.settings import Settings
-from citerag.store.base import DocStore, PageRange, VectorIndex
+from citerag.store.base import DocStore, PageRange, Stores, VectorIndex
 from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
 from citerag.store.keywords import KeywordIndex
-from citerag.tools.base import ToolContext
+from citerag.tools.context import ToolContext
 from citerag.tools.registry import build_question_generator, build_tools
+from citerag.tools.tree_answer import tree_answer
+from citerag.tools.tree_mode import TOP_K_FILES
 
 log = logging.getLogger(__name__)
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -51,7 +54,7 @@ class DocumentSummary:
     parser: str
     chunks_in_milvus: int
     chunks_in_docstore: int
-    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.summary)
+    metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.enrichment_summary)
 
     @property
     def health(self) -> str:
@@ -103,21 +106,14 @@ class Engine:
         self.docstore = docstore or open_docstore(settings)
         self.vectors = vectors or open_vector_index(settings)
         self.keywords = keywords or open_keyword_index(settings, self.vectors)
+        self.stores = Stores(self.docstore, self.vectors, self.keywords)
         self.embedder = embedder or build_embedder(settings)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
-        self._ingestor = Ingestor(
-            settings, self.docstore, self.vectors, self.embedder, self.keywords, enricher
-        )
+        self._ingestor = Ingestor(settings, self.stores, self.embedder, enricher)
         self._repairer = SplitBrainRepairer(
-            settings,
-            self.docstore,
-            self.vectors,
-            self.embedder,
-            self.keywords,
-            ingest_key,
-            enricher,
+            settings, self.stores, self.embedder, ingest_key, enricher
         )
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
@@ -145,7 +141,9 @@ class Engine:
             lock = self._state_locks.setdefault(collection, threading.Lock())
         with lock:
             state = self._states.get(collection)
-            fresh = refresh_state(state, self.docstore, self.keywords, collection)
+            fresh = refresh_state(
+                state, self.docstore, self.keywords, collection, self.settings.vocabulary
+            )
             with self._lock:
                 self._states[collection] = fresh
             return fresh
@@ -195,7 +193,7 @@ class Engine:
         top_k: int | None = None,
         filters: MetadataFilters | None = None,
         filter_scopes: dict[str, str] | None = None,
-    ) -> CitedSubQuestionEngine:
+    ) -> CitedSubQuestionQueryEngine:
         """The sub-question engine over one collection: facts, pages, summary, sections.
         `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
         state = self.searchable_state(collection)
@@ -203,7 +201,7 @@ class Engine:
             self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
         )
         generator = build_question_generator(self.factory.answerer)
-        return CitedSubQuestionEngine(build_tools(context), generator, context)
+        return CitedSubQuestionQueryEngine(build_tools(context), generator, context)
 
     def query(
         self,
@@ -228,6 +226,20 @@ class Engine:
         response = engine.query(QueryBundle(checked_question(question)))
         return with_number_check(question, answer_from_response(response))  # type: ignore[arg-type]
 
+    @property
+    def answerer(self) -> LLMAnswerer | None:
+        """The configured LLM's answerer (None: extractive answers)."""
+        return self.factory.answerer
+
+    def tree_answer(
+        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
+    ) -> AnswerResult:
+        """Tree mode (seed 003): files ranked by the hybrid retriever, `top_k_files` of them,
+        five sections each from their stored trees, one cited answer."""
+        question = checked_question(question)
+        context = ToolContext(self.factory, self.searchable_state(collection), self.docstore)
+        return tree_answer(context, question, top_k_files)
+
     def retrieve(
         self,
         question: str,
@@ -240,7 +252,7 @@ class Engine:
         factory = self.factory
         query = QueryBundle(question)
         nodes = factory.retriever(state, filters).retrieve(query)
-        reranker = factory.postprocessors(collection, top_k)[0]
+        reranker = factory.postprocessors(collection, top_k).reranker
         return reranker.postprocess_nodes(nodes, query_bundle=query)
 
     def searchable_state(self, collection: str) -> CollectionState:
@@ -293,6 +305,4 @@ class Engine:
 
     def close(self) -> None:
         self._ingestor.close()
-        self.keywords.close()
-        self.vectors.close()
-        self.docstore.close()
+        self.stores.close()

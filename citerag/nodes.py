@@ -8,8 +8,8 @@ and unit. Keys that are noise for an embedding or an LLM are excluded from their
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import (
     BaseNode,
@@ -18,7 +18,7 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from citerag.types import BBox
+from citerag.types import BBox, JSONObject, JSONValue, json_object
 
 DOC_ID = "doc_id"
 DOC_NAME = "doc_name"
@@ -37,6 +37,16 @@ EXCLUDED_FROM_EMBED = [*_BOOKKEEPING, DOC_NAME, PAGE]
 EXCLUDED_FROM_LLM = list(_BOOKKEEPING)
 
 
+class NodeHighlight(TypedDict):
+    """A highlight a postprocessor put on a node, under `HIGHLIGHTS`."""
+
+    text: str
+    startOffset: int
+    endOffset: int
+    score: float
+    sentence: NotRequired[int]  # its sentence's index in the node (sentence highlights)
+
+
 def chunk_node(
     *,
     node_id: str,
@@ -53,7 +63,7 @@ def chunk_node(
     sentences: Sequence[tuple[int, int]] = (),
     table_context: str = "",
 ) -> TextNode:
-    metadata: dict[str, Any] = {
+    metadata: JSONObject = {
         DOC_ID: doc_id,
         DOC_NAME: doc_name,
         PAGE: page,
@@ -156,7 +166,7 @@ def keyword_text(node: BaseNode) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def to_record(node: TextNode) -> dict[str, Any]:
+def to_record(node: TextNode) -> JSONObject:
     """A JSON-safe record for a docstore: flat keys for its indexes, the node as LlamaIndex
     serialises it."""
     return {
@@ -168,5 +178,5 @@ def to_record(node: TextNode) -> dict[str, Any]:
     }
 
 
-def from_record(record: dict[str, Any]) -> TextNode:
-    return TextNode.from_dict(record["node"])
+def from_record(record: Mapping[str, JSONValue]) -> TextNode:
+    return TextNode.from_dict(dict(json_object(record["node"])))

@@ -1,109 +1,148 @@
-"""Typed settings built from `config.py`, with environment variables taking precedence."""
+"""Typed settings: every default and every choice list, defined here once.
+
+`config.py` holds only what a project or an article changes; environment variables (read by
+pydantic-settings, names in `ENV_OVERRIDES`) take precedence over it.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Literal, get_args
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from citerag.domain import GENERIC, DomainVocabulary
 from citerag.errors import ConfigError
 
-RERANKERS = ("auto", "colbert", "maxsim", "sentence", "none")
-PARSERS = ("pymupdf", "mineru")
+Reranker = Literal["auto", "colbert", "maxsim", "sentence", "none"]
+Parser = Literal["pymupdf", "mineru"]
 # MinerU 4.x's public tiers (mineru.parser.tier): "flash" needs no model weights, the others do.
-MINERU_TIERS = ("flash", "basic", "standard", "advanced")
-LLM_PROVIDERS = ("", "openai", "anthropic", "gemini", "ollama", "openai_like")
-METADATA = ("none", "entity", "langextract", "both")  # enrichment at ingest (citerag/enrich)
-KEYWORD_BACKENDS = ("auto", "bm25s", "milvus")  # citerag/store/keywords.py
-EMBEDDING_PROVIDERS = ("local", "openai", "ollama")  # citerag/embed/providers.py
-EMBEDDING_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # citerag/embed/onnx_backend.py
+MineruTier = Literal["flash", "basic", "standard", "advanced"]
+LlmProvider = Literal["", "openai", "anthropic", "gemini", "ollama", "openai_like"]
+Metadata = Literal["none", "entity", "langextract", "both"]  # enrichment at ingest (citerag/enrich)
+KeywordBackend = Literal["auto", "bm25s", "milvus"]  # citerag/store/keywords.py
+EmbeddingProvider = Literal["local", "openai", "ollama"]  # citerag/embed/providers.py
+EmbeddingBackend = Literal["auto", "torch", "onnx", "onnx-int8"]  # citerag/embed/onnx_backend.py
 EVIDENCE_SETTINGS = ("evidence_entities", "evidence_years", "evidence_quotes", "evidence_topics")
 
-# Settings field -> environment variable that overrides it.
-ENV_OVERRIDES = {
-    "storage_dir": "RAG_STORAGE_DIR",
-    "milvus_uri": "MILVUS_URI",
-    "milvus_token": "MILVUS_TOKEN",
-    "mongodb_uri": "MONGODB_URI",
-    "mongodb_database": "MONGODB_DATABASE",
-    "embedding_model": "EMBEDDING_MODEL",
-    "embedding_provider": "EMBEDDING_PROVIDER",
-    "embedding_base_url": "EMBEDDING_BASE_URL",
-    "embedding_api_key": "EMBEDDING_API_KEY",
-    "embedding_backend": "EMBEDDING_BACKEND",
-    "colbert_checkpoint": "COLBERT_CHECKPOINT",
-    "llm_provider": "LLM_PROVIDER",
-    "llm_model": "LLM_MODEL",
-    "llm_base_url": "LLM_BASE_URL",
-    "llm_api_key": "LLM_API_KEY",
-    "llm_timeout_s": "LLM_TIMEOUT_S",
-    "vision_model": "VISION_MODEL",
-    "parser": "RAG_PARSER",
-    "reranker": "RAG_RERANKER",
-    "mineru_tier": "MINERU_TIER",
-    "metadata": "RAG_METADATA",
-    "gliner_model": "GLINER_MODEL",
-    "api_key": "RAG_API_KEY",
-    "cors_origins": "RAG_CORS_ORIGINS",
-    "max_upload_mb": "RAG_MAX_UPLOAD_MB",
-    "keyword_backend": "RAG_KEYWORD_BACKEND",
+RERANKERS: tuple[str, ...] = get_args(Reranker)
+PARSERS: tuple[str, ...] = get_args(Parser)
+MINERU_TIERS: tuple[str, ...] = get_args(MineruTier)
+LLM_PROVIDERS: tuple[str, ...] = get_args(LlmProvider)
+METADATA: tuple[str, ...] = get_args(Metadata)
+KEYWORD_BACKENDS: tuple[str, ...] = get_args(KeywordBackend)
+EMBEDDING_PROVIDERS: tuple[str, ...] = get_args(EmbeddingProvider)
+EMBEDDING_BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
+_CHOICES = {
+    "reranker": RERANKERS,
+    "parser": PARSERS,
+    "mineru_tier": MINERU_TIERS,
+    "llm_provider": LLM_PROVIDERS,
+    "metadata": METADATA,
+    "keyword_backend": KEYWORD_BACKENDS,
+    "embedding_provider": EMBEDDING_PROVIDERS,
+    "embedding_backend": EMBEDDING_BACKENDS,
 }
+_POSITIVE = ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
+    """One run's settings. The retrieval defaults were chosen by benchmarks/bench_eval.py across
+    the essay and both 10-Ks (benchmarks/results/retrieval.md), never by one document."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
     storage_dir: Path = Path("storage")
-    chunk_size: int = 1024
+    chunk_size: int = 1024  # tokens per chunk (sentence-aligned, never across a page boundary)
     chunk_overlap: int = 200
-    parser: str = "pymupdf"
-    mineru_tier: str = "flash"
-    similarity_top_k_fusion: int = 35
-    rrf_k: int = 10
+    parser: Parser = "pymupdf"  # chosen by measurement, see docs/PARSING.md
+    mineru_tier: MineruTier = "flash"
+    similarity_top_k_fusion: int = 35  # candidates taken from each of BM25 and the vector index
+    rrf_k: int = 10  # reciprocal rank fusion constant: lower lets a first place count for more
     fusion_top_n: int = 25
-    rerank_top_n: int = 10
-    page_weight: float = 1.0
-    filing_keyword_weight: float = 2.0
-    sentence_weight: float = 1.0  # the candidates ranked by their best sentence (0: off)
-    # Soft evidence in the chunk fusion (0: off): what the question names: entities, years, quoted
-    # phrases, LangExtract topics (citerag/retrieve/evidence.py).
-    evidence_entities: float = 1.0
-    evidence_years: float = 1.0
-    evidence_quotes: float = 1.0
-    evidence_topics: float = 1.0
-    reranker: str = "auto"
+    rerank_top_n: int = 10  # sources returned
+    page_weight: float = 1.0  # how much a page's own evidence (its whole text, its head) adds
+    filing_keyword_weight: float = 2.0  # keyword rankings' weight when the domain's words match
+    # More rankings in the chunk fusion (0: off), each kept by measurement on every labelled set
+    # (benchmarks/results/kinds.md): the candidates by their one sentence closest to the
+    # question, and the soft evidence of what the question names (citerag/retrieve/evidence.py).
+    sentence_weight: float = 1.0
+    evidence_entities: float = 1.0  # the documents carrying an entity the question names
+    evidence_years: float = 1.0  # the chunks carrying a year the question names
+    evidence_quotes: float = 1.0  # the chunks matching a phrase the question quotes
+    evidence_topics: float = 1.0  # the chunks carrying a LangExtract topic it names (if stored)
+    reranker: Reranker = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
-    tree_summary_workers: int = 4  # LLM section summaries asked at once at ingest
-    milvus_uri: str = ""
+    # With an LLM configured, ingest asks it for a summary of every section of the tree (about
+    # 200 per 10-K, cached on disk); this many calls are under way at once.
+    tree_summary_workers: int = 4
+    milvus_uri: str = ""  # e.g. "http://localhost:19530"; empty: Milvus Lite under storage_dir
     milvus_token: str = ""
-    mongodb_uri: str = ""
+    mongodb_uri: str = ""  # e.g. "mongodb://localhost:27017"; empty: SQLite under storage_dir
     mongodb_database: str = "citerag"
     embedding_model: str = ""  # local: a SentenceTransformer folder; hosted: the model's name
-    embedding_provider: str = "local"  # "local", "openai" or "ollama"
+    embedding_provider: EmbeddingProvider = "local"
     embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
     embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
-    embedding_backend: str = "auto"  # "auto" (ONNX on CPU), "torch", "onnx", "onnx-int8"
-    colbert_checkpoint: str = ""
-    llm_provider: str = ""
+    # "auto": ONNX Runtime on a CPU (PyTorch's vectors, 2-3x faster here), PyTorch on CUDA/MPS;
+    # "onnx-int8" is quantized: other vectors, documents are ingested again.
+    # Measured: benchmarks/results/library.md.
+    embedding_backend: EmbeddingBackend = "auto"
+    colbert_checkpoint: str = ""  # a local checkpoint folder or a hub id already in the cache
+    llm_provider: LlmProvider = ""  # empty: no LLM, answers are extractive
     llm_model: str = ""
-    llm_base_url: str = ""
-    llm_api_key: str = ""
+    llm_base_url: str = ""  # for ollama and openai_like
+    llm_api_key: str = ""  # or the provider's own variable (OPENAI_API_KEY, ...)
     llm_timeout_s: int = 60
     vision_model: str = ""  # the LLM provider's vision-capable model: figure descriptions
-    metadata: str = "none"
+    # Enrichment at ingest: "none" (caption labels only), "entity" (years, dates, amounts and
+    # named entities: GLiNER when its weights are local, else rules), "langextract" (semantic
+    # topics by the configured LLM, cached on disk), "both". Measured:
+    # benchmarks/results/subquestions.md.
+    metadata: Metadata = "entity"
     gliner_model: str = ""  # a local GLiNER folder (or a hub id already in the local cache)
     api_key: str = ""  # the HTTP API's key; empty: no key needed
     cors_origins: str = ""  # comma-separated origins the HTTP API allows; "*" for any
     max_upload_mb: float = 50.0  # the largest PDF the HTTP API accepts
-    keyword_backend: str = "auto"  # "auto", "bm25s" (files) or "milvus" (its BM25 function)
-    extra: dict[str, Any] = field(default_factory=dict)
+    # "bm25s" (files under storage_dir), "milvus" (its BM25 function) or "auto" (Milvus BM25 on a
+    # server that has it, bm25s on Milvus Lite: benchmarks/results/keywords.md).
+    keyword_backend: KeywordBackend = "auto"
+    # The article's domain words (its schema's, `extraction_schemas.py`); none by default.
+    vocabulary: DomainVocabulary = GENERIC
 
-    def __post_init__(self) -> None:
-        self.validate()
+    def __init__(self, **values: object) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise ConfigError(_sentence(error.errors(), values)) from None
 
-    def validate(self) -> None:
+    @field_validator(*_CHOICES, mode="before")
+    @classmethod
+    def _one_of_the_choices(cls, value: object, info: ValidationInfo) -> str:
+        name = str(info.field_name)
+        text = value.strip() if isinstance(value, str) else value
+        return require_choice(name, text, _CHOICES[name])
+
+    @field_validator("storage_dir")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @model_validator(mode="after")
+    def _check_ranges(self) -> Settings:
         if self.chunk_size < 32:
             raise ConfigError(f"chunk_size is {self.chunk_size}; set it to 32 tokens or more.")
         if not 0 <= self.chunk_overlap < self.chunk_size:
@@ -111,13 +150,7 @@ class Settings:
                 f"chunk_overlap ({self.chunk_overlap}) must be at least 0 and below chunk_size "
                 f"({self.chunk_size}); fix it in config.py."
             )
-        for name in (
-            "similarity_top_k_fusion",
-            "rrf_k",
-            "fusion_top_n",
-            "rerank_top_n",
-            "tree_summary_workers",
-        ):
+        for name in (*_POSITIVE, "tree_summary_workers"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.max_upload_mb <= 0:
@@ -130,14 +163,7 @@ class Settings:
                 f"filing_keyword_weight is {self.filing_keyword_weight}; use a number above 0 "
                 "(1 counts keyword and vector rankings alike)."
             )
-        _require_choice("reranker", self.reranker, RERANKERS)
-        _require_choice("parser", self.parser, PARSERS)
-        _require_choice("mineru_tier", self.mineru_tier, MINERU_TIERS)
-        _require_choice("llm_provider", self.llm_provider, LLM_PROVIDERS)
-        _require_choice("metadata", self.metadata, METADATA)
-        _require_choice("keyword_backend", self.keyword_backend, KEYWORD_BACKENDS)
-        _require_choice("embedding_provider", self.embedding_provider, EMBEDDING_PROVIDERS)
-        _require_choice("embedding_backend", self.embedding_backend, EMBEDDING_BACKENDS)
+        return self
 
     @property
     def milvus_lite_path(self) -> Path:
@@ -155,65 +181,104 @@ class Settings:
     def sqlite_path(self) -> Path:
         return self.storage_dir / "docstore.sqlite"
 
-    def with_overrides(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with `changes`, checked like any other settings."""
+        return Settings(**{**self.model_dump(), **changes})
 
 
-def _require_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+def require_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    """`value` when it is one of `allowed`, else a one-sentence ConfigError naming them."""
     if value not in allowed:
         shown = ", ".join(repr(a) for a in allowed)
         raise ConfigError(f"{name} is {value!r}; choose one of {shown} in config.py.")
+    return str(value)
+
+
+_TYPE_SENTENCES = {
+    "int": "it must be a whole number",
+    "float": "it must be a number",
+    "string": "it must be a string",
+    "path": "it must be a path",
+}
+
+
+def _sentence(errors: list[ErrorDetails], values: Mapping[str, object]) -> str:
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    if unknown:
+        return f"Unknown setting(s) {', '.join(unknown)}; remove or rename them in config.py."
+    first = errors[0]
+    key = str(first["loc"][0]) if first["loc"] else "settings"
+    kind = next((s for t, s in _TYPE_SENTENCES.items() if first["type"].startswith(t)), "")
+    return f"{key} is {values.get(key)!r}; {kind or first['msg'].lower()}."
+
+
+class EnvironmentOverrides(BaseSettings):
+    """The environment variables that override a setting, read by pydantic-settings; an empty
+    variable counts as unset."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=True, env_ignore_empty=True, extra="ignore", frozen=True
+    )
+
+    storage_dir: str | None = Field(default=None, validation_alias="RAG_STORAGE_DIR")
+    milvus_uri: str | None = Field(default=None, validation_alias="MILVUS_URI")
+    milvus_token: str | None = Field(default=None, validation_alias="MILVUS_TOKEN")
+    mongodb_uri: str | None = Field(default=None, validation_alias="MONGODB_URI")
+    mongodb_database: str | None = Field(default=None, validation_alias="MONGODB_DATABASE")
+    embedding_model: str | None = Field(default=None, validation_alias="EMBEDDING_MODEL")
+    embedding_provider: str | None = Field(default=None, validation_alias="EMBEDDING_PROVIDER")
+    embedding_base_url: str | None = Field(default=None, validation_alias="EMBEDDING_BASE_URL")
+    embedding_api_key: str | None = Field(default=None, validation_alias="EMBEDDING_API_KEY")
+    embedding_backend: str | None = Field(default=None, validation_alias="EMBEDDING_BACKEND")
+    colbert_checkpoint: str | None = Field(default=None, validation_alias="COLBERT_CHECKPOINT")
+    llm_provider: str | None = Field(default=None, validation_alias="LLM_PROVIDER")
+    llm_model: str | None = Field(default=None, validation_alias="LLM_MODEL")
+    llm_base_url: str | None = Field(default=None, validation_alias="LLM_BASE_URL")
+    llm_api_key: str | None = Field(default=None, validation_alias="LLM_API_KEY")
+    llm_timeout_s: str | None = Field(default=None, validation_alias="LLM_TIMEOUT_S")
+    vision_model: str | None = Field(default=None, validation_alias="VISION_MODEL")
+    parser: str | None = Field(default=None, validation_alias="RAG_PARSER")
+    reranker: str | None = Field(default=None, validation_alias="RAG_RERANKER")
+    mineru_tier: str | None = Field(default=None, validation_alias="MINERU_TIER")
+    metadata: str | None = Field(default=None, validation_alias="RAG_METADATA")
+    gliner_model: str | None = Field(default=None, validation_alias="GLINER_MODEL")
+    api_key: str | None = Field(default=None, validation_alias="RAG_API_KEY")
+    cors_origins: str | None = Field(default=None, validation_alias="RAG_CORS_ORIGINS")
+    max_upload_mb: str | None = Field(default=None, validation_alias="RAG_MAX_UPLOAD_MB")
+    keyword_backend: str | None = Field(default=None, validation_alias="RAG_KEYWORD_BACKEND")
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The settings the environment sets (`environ`, default the process's)."""
+        if environ is None:
+            found = cls()
+        else:
+            found = cls.model_validate({k: v for k, v in environ.items() if v})
+        return {name: value for name, value in found.model_dump().items() if value is not None}
+
+
+# Settings field -> environment variable that overrides it.
+ENV_OVERRIDES: dict[str, str] = {
+    name: str(field.validation_alias) for name, field in EnvironmentOverrides.model_fields.items()
+}
 
 
 def settings_from_config(
-    config: ModuleType, article: str | None = None, environ: dict[str, str] | None = None
+    config: ModuleType, article: str | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
-    """Merge DEFAULT_RAG_SETTINGS, the article's overrides, config constants and environment."""
-    env = dict(os.environ) if environ is None else environ
-    values: dict[str, Any] = dict(getattr(config, "DEFAULT_RAG_SETTINGS", {}))
+    """The package defaults, changed by config.py (DEFAULT_RAG_SETTINGS, then the article's
+    ARTICLE_RAG_OVERRIDES, then its storage and model constants) and by the environment."""
+    values: dict[str, object] = dict(getattr(config, "DEFAULT_RAG_SETTINGS", {}))
     if article:
         values.update(getattr(config, "ARTICLE_RAG_OVERRIDES", {}).get(article, {}))
     for key in ENV_OVERRIDES:
         constant = getattr(config, key.upper(), None)
         if constant is not None:
             values[key] = constant
-    for key, variable in ENV_OVERRIDES.items():
-        if env.get(variable):
-            values[key] = env[variable]
+    values.update(EnvironmentOverrides.read(environ))
     return build_settings(values)
 
 
-def build_settings(values: dict[str, Any]) -> Settings:
-    known = {f.name: f for f in fields(Settings)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ConfigError(
-            f"Unknown setting(s) {', '.join(unknown)}; remove or rename them in config.py."
-        )
-    typed: dict[str, Any] = {}
-    for key, raw in values.items():
-        default = getattr(Settings(), key) if key != "extra" else {}
-        typed[key] = _coerce(key, raw, default)
-    return Settings(**typed)
-
-
-def _coerce(key: str, raw: Any, default: Any) -> Any:
-    if isinstance(default, Path):
-        return Path(str(raw)).expanduser()
-    if isinstance(default, bool):
-        return raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes"}
-    if isinstance(default, float):
-        try:
-            return float(raw)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key} is {raw!r}; it must be a number.") from None
-    if isinstance(default, int):
-        try:
-            return int(raw)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key} is {raw!r}; it must be a whole number.") from None
-    if isinstance(default, str):
-        if not isinstance(raw, str):
-            raise ConfigError(f"{key} is {raw!r}; it must be a string.")
-        return raw.strip()
-    return raw
+def build_settings(values: Mapping[str, object]) -> Settings:
+    """Settings from a mapping of names to values, or one ConfigError sentence."""
+    return Settings(**values)

@@ -4,8 +4,15 @@ Chunks are LlamaIndex `TextNode`s (see `citerag.nodes`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypeAlias, TypedDict
+
+# Free-form JSON. The containers are read-only so that `list[dict[str, int]]` is a JSONValue too.
+JSONValue: TypeAlias = (
+    "str | int | float | bool | None | Sequence[JSONValue] | Mapping[str, JSONValue]"
+)
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 BlockKind = Literal["text", "title", "table", "equation", "figure"]
 BLOCK_SEPARATOR = "\n\n"
@@ -64,6 +71,37 @@ class Page:
         return self.text_and_spans()[0]
 
 
+class BBoxRecord(TypedDict):
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class BlockRecord(TypedDict):
+    kind: BlockKind
+    text: str
+    bbox: BBoxRecord
+    level: NotRequired[int | None]
+    label: NotRequired[str | None]
+
+
+class PageRecord(TypedDict):
+    number: int
+    width: float
+    height: float
+    blocks: list[BlockRecord]
+
+
+class ParsedDocumentRecord(TypedDict):
+    """`ParsedDocument.to_dict()` as JSON reads it back."""
+
+    doc_id: str
+    name: str
+    parser: str
+    pages: list[PageRecord]
+
+
 @dataclass
 class ParsedDocument:
     doc_id: str  # sha256 of the file bytes
@@ -71,11 +109,11 @@ class ParsedDocument:
     parser: str  # "pymupdf" or "mineru"
     pages: list[Page]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ParsedDocument:
+    def from_dict(cls, data: ParsedDocumentRecord) -> ParsedDocument:
         pages = [
             Page(
                 number=p["number"],
@@ -115,3 +153,29 @@ class Highlight:
     text: str
     startOffset: int  # noqa: N815 - the answer contract's spelling
     endOffset: int  # noqa: N815
+
+
+def json_int(value: JSONValue) -> int:
+    """`int(value)` for a JSON number or numeric string; TypeError for anything else, as int()."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def json_float(value: JSONValue) -> float:
+    """`float(value)` for a JSON number or numeric string; TypeError for anything else."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def json_list(value: JSONValue) -> Sequence[JSONValue]:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return value
+    raise TypeError(f"expected a list, got {type(value).__name__}")
+
+
+def json_object(value: JSONValue) -> Mapping[str, JSONValue]:
+    if isinstance(value, Mapping):
+        return value
+    raise TypeError(f"expected an object, got {type(value).__name__}")

@@ -45,7 +45,7 @@ def milvus_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
     MILVUS_TEST_URI names an existing server instead (its collections are dropped by the tests).
     """
-    from citerag.store.local_servers import start_milvus
+    from devservers import start_milvus
 
     existing = os.environ.get("MILVUS_TEST_URI", "")
     if existing:
@@ -63,7 +63,7 @@ def milvus_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 @pytest.fixture(scope="session")
 def mongo_wire_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """MONGODB_URI when set (a real mongod), else nx-27017 started for the session."""
-    from citerag.store.local_servers import start_mongo_wire
+    from devservers import start_mongo_wire
 
     existing = os.environ.get("MONGODB_URI", "")
     if existing:

@@ -66,6 +66,12 @@ class FakeEngine:
     model: str = "extractive"
     tokens: int = 0
     unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
+    tree_asked: list[tuple[str, str, int]] = field(default_factory=list)
+    answerer: Any = None  # no LLM: conversations condense offline
+
+    def tree_answer(self, question: str, collection: str, top_k_files: int = 3) -> AnswerResult:
+        self.tree_asked.append((question, collection, top_k_files))
+        return AnswerResult("From the sections [1].", [], AnswerMetadata(retrieval_method="tree"))
 
     def query(
         self,

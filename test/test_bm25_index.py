@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from citerag.store.bm25_files import BM25FilesIndex
-from citerag.store.bm25_index import tokenize
 from citerag.store.keywords import KeywordEntry
+from citerag.text.tokens import tokenize
 
 SUBJECTS = [
     "The company",

@@ -174,3 +174,57 @@ def test_top_k_must_be_a_positive_integer(
 def test_a_positive_top_k_reaches_the_query(fake_project: type[FakeEngine]) -> None:
     assert main.main(["query", "q?", "--top-k", "4"]) == 0
     assert fake_project.opened[0].calls == [("query", "default", 4)]
+
+
+@pytest.fixture
+def entry_points() -> tuple[types.ModuleType, types.ModuleType]:
+    """rag_factory and the API server, imported before `fake_project` replaces the engine."""
+    import rag_factory
+    from citerag.serve import server
+
+    return rag_factory, server
+
+
+def test_the_cli_the_api_and_rag_factory_load_an_article_alike(
+    entry_points: tuple[types.ModuleType, types.ModuleType],
+    fake_project: type[FakeEngine],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rag_factory, server = entry_points
+    served: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(server, "serve", lambda settings, *_a, **_k: served.append((settings, _a)))
+    monkeypatch.setattr(rag_factory, "config", sys.modules["config"])
+    monkeypatch.setattr(rag_factory, "Engine", FakeEngine)
+    assert main.main(["query", "q?", "--article", "big"]) == 0
+    assert main.main(["serve", "--article", "big"]) == 0
+    factory_engine = rag_factory.build_engine(article="big")
+    [cli_engine] = fake_project.opened[:1]
+    [(api_settings, api_args)] = served
+    assert cli_engine.settings == api_settings == factory_engine.settings
+    assert api_settings.similarity_top_k_fusion == 50 and api_settings.chunk_size == 384
+    api_article = api_args[-1]
+    assert cli_engine.calls[0][1] == api_article.collection == "big_docs"
+    assert rag_factory.load("big").collection == "big_docs"
+
+
+def test_serve_with_an_unknown_article_is_one_sentence_and_a_non_zero_exit(
+    fake_project: type[FakeEngine], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main.main(["serve", "--article", "huge", "--port", "8765"])
+    err = capsys.readouterr().err
+    assert code != 0 and err.startswith("error: Unknown article 'huge'") and err.count("\n") == 1
+    assert fake_project.opened == []
+
+
+def test_serve_without_an_article_gets_no_articles_overrides_or_schema(
+    entry_points: tuple[types.ModuleType, types.ModuleType],
+    fake_project: type[FakeEngine],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, server = entry_points
+    served: list[Any] = []
+    monkeypatch.setattr(server, "serve", lambda settings, *args: served.append((settings, args)))
+    assert main.main(["serve"]) == 0
+    [(settings, (_host, _port, _folders, article))] = served
+    assert article.name is None and article.schema is None
+    assert (settings.chunk_size, settings.similarity_top_k_fusion) == (256, 35)

@@ -11,7 +11,7 @@ import pytest
 from fake_openai_server import ScriptedReply, prompt_of, running_server
 
 from citerag.answer.contract import AnswerMetadata
-from citerag.answer.llm import LLMAnswerer
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import InputError
 from citerag.query.conversation import (
     ChatTurn,

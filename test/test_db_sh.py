@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import PROJECT_DIR
 
-from citerag.store.local_servers import free_ports
+from devservers import free_ports
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

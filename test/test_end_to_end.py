@@ -26,7 +26,7 @@ from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.parse.select import parse_document
-from citerag.settings import Settings
+from citerag.settings import Settings, settings_from_config
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_docstore, open_vector_index
 from mineru_wrapper import DEFAULT_ENV_DIR, mineru_available
@@ -203,13 +203,13 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     [before] = [d for d in listing(capsys) if d["collection"] == collection]
     assert before["chunksInMilvus"] == before["chunksInDocstore"] > 0
 
-    settings = dict(config.DEFAULT_RAG_SETTINGS)
+    settings: dict[str, object] = dict(config.DEFAULT_RAG_SETTINGS)
     if change == "chunk_size":
         monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_size", 96)
         monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_overlap", 16)
         settings.update(chunk_size=96, chunk_overlap=16)
     else:
-        assert settings["parser"] == "pymupdf"
+        assert settings_from_config(config, environ={}).parser == "pymupdf"
         monkeypatch.setenv("RAG_PARSER", "mineru")
         monkeypatch.setenv("MINERU_TIER", "flash")
         settings.update(parser="mineru", mineru_tier="flash")

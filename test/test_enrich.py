@@ -5,6 +5,7 @@ built from a local config (untrained heads: the wiring is real, the scores are n
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -13,11 +14,14 @@ from fake_openai_server import ScriptedReply, running_server
 from helpers import DEMO_PDF, shared_eval_file
 
 import extraction_schemas
+from citerag.enrich.fields import ENTITIES, LIST_FIELDS, TOPICS
+from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
 from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
 from citerag.enrich.rules import RulesExtractor, caption_labels
 from citerag.enrich.step import Enricher, build_enricher
 from citerag.nodes import chunk_node
 from citerag.settings import Settings
+from citerag.testing.enricher import FieldExtractorContract
 
 
 def pdf_pages(path: Path) -> list[str]:
@@ -146,3 +150,46 @@ def test_gliner_is_wired_when_its_weights_are_local(tmp_path: Path) -> None:
     assert node.metadata["entities"]
     assert all(e in node.text for e in node.metadata["entities"])
     assert node.metadata["years"] == ["1995"]  # the rules still fill the other fields
+
+
+class TestRulesExtractorContract(FieldExtractorContract):
+    FILLS = tuple(f for f in LIST_FIELDS if f != TOPICS)
+
+    @pytest.fixture
+    def extractor(self) -> RulesExtractor:
+        return RulesExtractor()
+
+
+class TestGlinerExtractorContract(FieldExtractorContract):
+    FILLS = (ENTITIES,)
+
+    @pytest.fixture
+    def extractor(self) -> GlinerExtractor:
+        where, why = find_gliner()
+        if where is None:
+            pytest.skip(f"GLiNER needs trained weights: {why}")
+        return GlinerExtractor.load(where, ["person", "organization", "place"])
+
+
+TOPIC_REPLY = json.dumps(
+    {
+        "extractions": [
+            {
+                "experience": "started Viaweb",
+                "experience_attributes": {"concept_categories": "Startups"},
+            }
+        ]
+    }
+)
+
+
+@pytest.mark.slow  # imports LangExtract and the OpenAI client
+class TestLangExtractContract(FieldExtractorContract):
+    FILLS = (TOPICS,)
+
+    @pytest.fixture
+    def extractor(self, tmp_path: Path) -> Iterator[CachedLangExtract]:
+        schema = extraction_schemas.get_schema("essay")
+        with running_server(respond=lambda _body: ScriptedReply(TOPIC_REPLY)) as server:
+            model = langextract_model("openai_like", "fake", "key", server.base_url)
+            yield CachedLangExtract(langextract_call(schema, model), schema, tmp_path)

@@ -19,7 +19,7 @@ from citerag.retrieve.evidence import (
     quoted_phrases,
 )
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
-from citerag.retrieve.pages import PageKey
+from citerag.retrieve.page_evidence import PageKey
 
 DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
@@ -199,10 +199,10 @@ def test_rarer_values_rank_first() -> None:
 def test_a_hard_filter_only_for_what_the_question_states() -> None:
     from types import SimpleNamespace
 
-    from citerag.plan.filters import filters_for
-    from citerag.tools.facts import FactsEngine
+    from citerag.plan.question_filters import filters_for
+    from citerag.tools.facts import FactsQueryEngine
 
-    facts = FactsEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
+    facts = FactsQueryEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
     named_only = filters_for("How many people did Acme Corp employ?", ["Acme Corp"])
     assert named_only.entities == ["Acme Corp"]
     assert facts.scoped_filters(named_only) == (None, None)  # evidence, not a filter

@@ -13,7 +13,7 @@ import pymupdf
 import pytest
 from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
 
-from citerag.enrich.figures import (
+from citerag.enrich.figure_descriptions import (
     FIGURE_DESCRIPTION,
     FigureDescriber,
     clean_description,
@@ -22,7 +22,7 @@ from citerag.enrich.figures import (
 )
 from citerag.nodes import BLOCK_TYPE, BOXES, LABEL, PAGE
 from citerag.parse.figures import find_figures, render_region
-from citerag.retrieve.pages import page_texts
+from citerag.retrieve.page_evidence import page_texts
 from citerag.settings import Settings
 from citerag.tools.pages import _defines
 from citerag.types import ParsedDocument
@@ -140,7 +140,7 @@ def test_descriptions_are_cleaned_to_one_paragraph() -> None:
 def test_without_a_vision_model_captions_only_and_one_log_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="citerag.enrich.figures"):
+    with caplog.at_level(logging.INFO, logger="citerag.enrich.figure_descriptions"):
         assert describer_for(Settings(llm_provider="openai", llm_api_key="k")) is None
     assert [r.getMessage() for r in caplog.records] == [
         "figures: no vision model configured (set VISION_MODEL); captions only"

@@ -13,12 +13,13 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
+from citerag.domain import GENERIC
 from citerag.errors import InputError
 from citerag.retrieve.filters import FILTERABLE, check_filters, matches, page_filters, pushdown
 from citerag.retrieve.hybrid import HybridRetriever
-from citerag.retrieve.query_terms import filing_terms, keyword_query
 from citerag.store.base import PageRange
-from citerag.store.bm25_index import tokenize
+from citerag.text.tokens import tokenize
+from extraction_schemas import FINANCIAL_VOCABULARY
 
 PLACE: dict[str, Any] = {
     "doc_id": "doc-a",
@@ -174,7 +175,10 @@ def test_the_retriever_refuses_bad_filters_when_built() -> None:
         )
 
 
-# --- filing vocabulary -----------------------------------------------------------------------
+# --- filing vocabulary (the finance profile's words) -----------------------------------------
+
+keyword_query = FINANCIAL_VOCABULARY.keyword_query
+filing_terms = FINANCIAL_VOCABULARY.terms
 
 
 def test_income_statement_adds_statements_of_operations() -> None:
@@ -216,6 +220,12 @@ def test_a_plain_question_is_unchanged() -> None:
     question = "What did the author do in 1996?"
     assert filing_terms(question) == []
     assert keyword_query(question) == question
+
+
+def test_without_a_domain_profile_no_words_are_added() -> None:
+    question = "Show me the income statement and the capex for 2022"
+    assert filing_terms(question) and GENERIC.terms(question) == []
+    assert GENERIC.keyword_query(question) == question
 
 
 def test_terms_follow_a_stable_order_and_are_not_repeated() -> None:

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from citerag.answer.contract import AnswerMetadata, AnswerResult, sources_from_nodes
-from citerag.answer.highlights import select_highlights
-from citerag.chunk.sentences import sentence_spans
 from citerag.nodes import HIGHLIGHTS, chunk_node
+from citerag.retrieve.highlights import select_highlights
+from citerag.text.sentences import sentence_spans
 from citerag.types import BBox, Highlight
 
 WORDS = st.sampled_from(["revenue", "grew", "Netflix", "é", "ümlaut", "the", "2020", "日本", "."])

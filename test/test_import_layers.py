@@ -1,7 +1,9 @@
-"""The package never reaches up into the project's top-level files, and has no empty shells.
+"""The package never reaches up into the project's top-level files, keeps the layers written in
+pyproject.toml (`[tool.importlinter]`), has no import cycle and no empty shells.
 
 `config.py`, `main.py` and the other top-level files build on `citerag`; if `citerag` imported
-them, a LlamaIndex app importing the package would pull in the CLI and the user's config.
+them, a LlamaIndex app importing the package would pull in the CLI and the user's config. Inside
+the package, imports follow the data flow: a layer imports only from the layers below it.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import json
 import pkgutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import grimp
 import pytest
 from helpers import PROJECT_DIR
 
@@ -20,7 +24,15 @@ import citerag
 
 PACKAGE_DIR = PROJECT_DIR / "citerag"
 TOP_LEVEL = frozenset(
-    {"config", "queries", "rag_factory", "mineru_wrapper", "extraction_schemas", "main"}
+    {
+        "config",
+        "queries",
+        "rag_factory",
+        "mineru_wrapper",
+        "extraction_schemas",
+        "main",
+        "devservers",
+    }
 )
 
 
@@ -42,7 +54,7 @@ def imported_top_names(path: Path) -> list[tuple[int, str]]:
 
 def test_the_scan_sees_the_whole_package() -> None:
     names = {p.relative_to(PACKAGE_DIR).as_posix() for p in package_modules()}
-    assert {"engine.py", "query/factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
+    assert {"engine.py", "query/query_factory.py", "retrieve/hybrid.py", "nodes.py"} <= names
 
 
 def top_level_imports() -> dict[str, list[str]]:
@@ -90,7 +102,7 @@ print(json.dumps({{"imported": names, "loaded": loaded}}))
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert "citerag.engine" in report["imported"]
-    assert "citerag.query.factory" in report["imported"]
+    assert "citerag.query.query_factory" in report["imported"]
     assert report["loaded"] == []
 
 
@@ -118,3 +130,87 @@ def test_no_sub_package_is_an_empty_placeholder(package: str) -> None:
     assert has_code(folder / "__init__.py") or others or subfolders, (
         f"{package} is an empty placeholder: remove it or give it code"
     )
+
+
+# `lint-imports` run by this interpreter, from the folder whose package and pyproject it checks.
+LINT_IMPORTS = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+
+
+def lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LINT_IMPORTS, "--no-cache"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_package_keeps_every_import_contract() -> None:
+    done = lint_imports(PROJECT_DIR)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_the_layer_contract_must_name_every_sub_package() -> None:
+    config = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = config["tool"]["importlinter"]["contracts"][0]
+    assert layers["type"] == "layers" and layers["containers"] == ["citerag"]
+    assert layers["exhaustive"] is True  # a new sub-package fails until it is given a layer
+
+
+def write_package(root: Path, name: str, modules: dict[str, str]) -> None:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    for module, text in modules.items():
+        (folder / f"{module}.py").write_text(text)
+
+
+def test_the_linter_catches_an_upward_import(tmp_path: Path) -> None:
+    write_package(
+        tmp_path, "layered", {"high": "", "low": "def f():\n    from layered import high\n"}
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.importlinter]\nroot_package = "layered"\n\n[[tool.importlinter.contracts]]\n'
+        'name = "high above low"\ntype = "layers"\nlayers = ["layered.high", "layered.low"]\n'
+    )
+    done = lint_imports(tmp_path)
+    assert done.returncode != 0 and "BROKEN" in done.stdout
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """Groups of modules that import each other in a circle (imports inside functions and under
+    TYPE_CHECKING count: grimp reads every import statement)."""
+    graph = grimp.build_graph(package, cache_dir=None)
+    imports = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    reaches = {m: _reachable(m, imports) for m in imports}
+    cycles = {
+        frozenset(n for n in reaches[m] if m in reaches[n]) for m in imports if m in reaches[m]
+    }
+    return sorted(sorted(cycle) for cycle in cycles)
+
+
+def _reachable(start: str, imports: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(imports[start])
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(imports.get(module, ()))
+    return seen
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    assert import_cycles("citerag") == []
+
+
+def test_the_cycle_scan_sees_a_cycle_through_a_function_level_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_package(
+        tmp_path, "circle", {"a": "from circle import b\n", "b": "def f():\n    import circle.a\n"}
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles("circle") == [["circle.a", "circle.b"]]

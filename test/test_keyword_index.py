@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from keyword_contract import COLLECTION, D1, D2, KeywordIndexContract, ids, with_two
 
 from citerag.settings import Settings
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_keyword_index
 from citerag.store.keywords import KeywordEntry
+from citerag.testing.keyword_index import COLLECTION, D1, D2, KeywordIndexContract, ids, with_two
 
 
 class TestBM25Files(KeywordIndexContract):

@@ -95,15 +95,6 @@ def test_a_list_filter_matches_what_the_docstore_holds(stores: tuple) -> None:
     assert [n.node_id for n in stored if matches(n.metadata, wanted)] == ["d1-c1", "d1-c4"]
 
 
-def test_milvus_lite_searches_only_the_candidate_ids(stores: tuple) -> None:
-    _, vectors, matrix, _ = stores
-    unfiltered = vectors.search("c", matrix[0:1], 6)[0]
-    assert unfiltered[0][0] == "d1-c0"
-    hits = vectors.search("c", matrix[0:1], 6, ids=["d1-c1", "d1-c4"])[0]
-    assert sorted(cid for cid, _ in hits) == ["d1-c1", "d1-c4"]
-    assert vectors.search("c", matrix[0:1], 6, ids=[]) == [[]]
-
-
 def retriever(stores: tuple, **filters: MetadataFilters) -> ListFilteredRetriever:
     docstore, vectors, _, tmp_path = stores
     state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")

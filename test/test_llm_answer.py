@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Iterator
 
 import pytest
-from fake_openai_server import ScriptedReply, running_server
+from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
 
 from citerag.answer.citations import normalize_citations
 from citerag.answer.contract import Source
-from citerag.answer.llm import LLMAnswerer, build_llm
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.llm.connection import PROVIDERS, build_llm
 from citerag.settings import Settings
+from citerag.testing.llm import REPLY, LLMProviderContract
 
 SOURCES = [
     Source(
@@ -113,3 +116,60 @@ def test_openai_like_needs_a_base_url_and_a_model() -> None:
 def test_wrong_base_path_is_reported_as_a_config_error() -> None:
     with running_server() as server, pytest.raises(ConfigError, match="HTTP 404"):
         _answerer(f"http://127.0.0.1:{server.port}/wrong").answer("q?", SOURCES)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[FakeOpenAIServer]:
+    with running_server(respond=lambda _body: ScriptedReply(REPLY)) as server:
+        yield server
+
+
+class TestOpenAILikeProvider(LLMProviderContract):
+    def settings_for(self, base_url: str) -> Settings:
+        return Settings(llm_provider="openai_like", llm_model="fake-model", llm_base_url=base_url)
+
+
+class TestOpenAIProvider(LLMProviderContract):
+    def settings_for(self, base_url: str) -> Settings:
+        return Settings(
+            llm_provider="openai", llm_model="gpt-4o-mini", llm_api_key="k", llm_base_url=base_url
+        )
+
+
+def skip_without_its_own_server(provider: str, protocol: str) -> None:
+    pytest.skip(
+        f"{provider} speaks {protocol}, not the OpenAI chat completions the loopback server "
+        "answers: its contract runs where such a server is reachable"
+    )
+
+
+class TestAnthropicProvider(LLMProviderContract):
+    @pytest.fixture(autouse=True)
+    def _needs_its_own_server(self) -> None:
+        skip_without_its_own_server("anthropic", "Anthropic's Messages API")
+
+    def settings_for(self, base_url: str) -> Settings:
+        return Settings(llm_provider="anthropic", llm_api_key="k", llm_base_url=base_url)
+
+
+class TestGeminiProvider(LLMProviderContract):
+    @pytest.fixture(autouse=True)
+    def _needs_its_own_server(self) -> None:
+        skip_without_its_own_server("gemini", "Google's GenAI API (and takes no base URL)")
+
+    def settings_for(self, base_url: str) -> Settings:
+        return Settings(llm_provider="gemini", llm_api_key="k", llm_base_url=base_url)
+
+
+class TestOllamaProvider(LLMProviderContract):
+    @pytest.fixture(autouse=True)
+    def _needs_its_own_server(self) -> None:
+        skip_without_its_own_server("ollama", "Ollama's /api/chat")
+
+    def settings_for(self, base_url: str) -> Settings:
+        return Settings(llm_provider="ollama", llm_model="llama3", llm_base_url=base_url)
+
+
+def test_every_provider_has_a_contract_class() -> None:
+    tested = {"openai_like", "openai", "anthropic", "gemini", "ollama"}
+    assert set(PROVIDERS) == tested

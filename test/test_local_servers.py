@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from citerag.errors import BackendUnavailable
-from citerag.store.local_servers import etcd_config, free_ports, render_milvus_config
 from citerag.store.milvus_caps import capabilities, parse_version
+from devservers import etcd_config, free_ports, render_milvus_config
 
 TEMPLATE = """etcd:
   endpoints: localhost:{{ etcd_port(int): 2379 }}

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import bm25s
 import pytest
-from keyword_contract import KeywordIndexContract
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.settings import Settings
 from citerag.store.bm25_files import BM25FilesIndex
-from citerag.store.bm25_index import tokenize
 from citerag.store.factory import open_keyword_index
 from citerag.store.keywords import KeywordEntry
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.milvus_keywords import MilvusKeywordIndex
+from citerag.testing.keyword_index import KeywordIndexContract
+from citerag.text.tokens import tokenize
 
 NETFLIX = [
     KeywordEntry("n1", "chunk", "Netflix streaming revenues grew to 24,996,056 thousand dollars."),

@@ -9,6 +9,7 @@ import pytest
 from helpers import DEMO_PDF, PROJECT_DIR
 
 from citerag.errors import ConfigError, ModelUnavailable
+from citerag.testing.parser import ParserContract
 from mineru_wrapper import MineruParser, middle_json_to_document, mineru_available
 
 MINERU_ENV = PROJECT_DIR / ".mineru_env"
@@ -145,3 +146,11 @@ def test_model_tier_without_weights_fails_fast() -> None:
     _require_mineru()
     with pytest.raises(ModelUnavailable, match="flash"):
         MineruParser(tier="basic", env_dir=MINERU_ENV, timeout_s=60).parse(DEMO_PDF, "demo")
+
+
+@pytest.mark.slow  # a MinerU run in its own environment: seconds per parse
+class TestMineruParserContract(ParserContract):
+    @pytest.fixture
+    def parser(self) -> MineruParser:
+        _require_mineru()
+        return MineruParser(env_dir=MINERU_ENV)

@@ -11,12 +11,13 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.contract import AnswerResult, Source
-from citerag.answer.llm import LLMAnswerer
+from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.number_check import check_numbers, with_number_check
 from citerag.answer.numbers import quantities, same_figure
+from citerag.answer.synthesizer import CitedSynthesizer
 from citerag.cli_output import format_answer
 from citerag.nodes import chunk_node
-from citerag.query.engine import CitedQueryEngine, answer_from_response
+from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
 from citerag.settings import Settings
 
 STATEMENT = (
@@ -111,7 +112,7 @@ def _llm_answer(reply: str) -> AnswerResult:
             llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
         )
         answerer = LLMAnswerer.from_settings(settings)
-        engine = CitedQueryEngine(_FixedRetriever(), answerer=answerer)
+        engine = CitedQueryEngine(_FixedRetriever(), synthesizer=CitedSynthesizer(answerer))
         response = engine.query(QueryBundle(QUESTION))
     return with_number_check(QUESTION, answer_from_response(response))  # type: ignore[arg-type]
 

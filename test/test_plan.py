@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from citerag.plan.filters import entity_mentions, filters_for, metadata_filters
 from citerag.plan.offline import plan_offline, route
-from citerag.plan.references import LabelRef, PageSpan, label_refs, page_spans, years
+from citerag.plan.question_filters import entity_mentions, filters_for, metadata_filters
+from citerag.plan.references import LabelRef, PageSpan, label_refs, page_spans
 from citerag.plan.subjects import with_subjects
+from citerag.text.dates import years
 
 
 def planned(question: str) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from fake_openai_server import ScriptedReply, running_server
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 
-from citerag.answer.llm import build_llm
+from citerag.llm.connection import build_llm
 from citerag.plan.generators import RobustLLMQuestionGenerator, parse_plan, tool_for
 from citerag.settings import Settings
 
@@ -137,7 +137,7 @@ def test_parse_and_tool_names() -> None:
 
 
 def test_json_is_found_behind_prose_brackets_fences_and_trailing_commas() -> None:
-    from citerag.answer.json_repair import loads_repaired
+    from citerag.text.json_reply import loads_repaired
 
     assert loads_repaired('Sure [see below]: {"node_list": ["0001",],}') == {"node_list": ["0001"]}
     assert loads_repaired("```json\n[{'tool': 'facts'}]\n```") == [{"tool": "facts"}]

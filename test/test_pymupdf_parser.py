@@ -9,6 +9,7 @@ from helpers import DEMO_PDF, shared_eval_file
 
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.parse.tables import clean_row, rows_to_markdown
+from citerag.testing.parser import ParserContract
 from citerag.types import Block, ParsedDocument
 
 NUMBER = re.compile(r"\d[\d,]*")
@@ -93,3 +94,9 @@ def test_netflix_financial_table_rows_keep_label_and_numbers() -> None:
     assert "|Net income|$2,761,395|$1,866,916|$1,211,242|" in rows
     titles = [b.text for _, b in _blocks(document, "title")]
     assert not any(NUMBER.fullmatch(t.replace("$", "").strip()) for t in titles)
+
+
+class TestPyMuPDFParserContract(ParserContract):
+    @pytest.fixture
+    def parser(self) -> PyMuPDFParser:
+        return PyMuPDFParser()

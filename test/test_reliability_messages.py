@@ -14,7 +14,7 @@ from serve_fakes import FakeEngine, make_client
 import main
 from citerag.engine import Engine
 from citerag.errors import InputError
-from citerag.query.limits import MAX_TOP_K, check_pages_exist, checked_question, checked_top_k
+from citerag.plan.limits import MAX_TOP_K, check_pages_exist, checked_question, checked_top_k
 from citerag.serve import create_app
 from citerag.settings import Settings
 from citerag.store.base import PageRange

@@ -11,10 +11,12 @@ from citerag.embed.embedder import Embedder, default_model_path
 from citerag.nodes import chunk_node
 from citerag.retrieve.rerank import (
     BestSentenceScorer,
+    ColbertScorer,
     MaxSimScorer,
     RerankPostprocessor,
     find_colbert_checkpoint,
 )
+from citerag.testing.rerank import QUESTION, TEXTS, ScorerContract
 
 
 def chunk(chunk_id: str, text: str) -> TextNode:
@@ -155,3 +157,36 @@ def test_colbert_checkpoint_lookup_explains_what_is_missing(tmp_path: Path) -> N
     assert found is None and "COLBERT_CHECKPOINT" in reason
     found, reason = find_colbert_checkpoint(str(tmp_path))
     assert found == str(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return Embedder()
+
+
+@pytest.mark.slow  # loads MiniLM
+class TestMaxSimScorerContract(ScorerContract):
+    @pytest.fixture
+    def scorer(self, minilm: Embedder) -> MaxSimScorer:
+        return MaxSimScorer(minilm)
+
+
+@pytest.mark.slow  # loads MiniLM
+class TestBestSentenceScorerContract(ScorerContract):
+    @pytest.fixture
+    def question(self, minilm: Embedder) -> QueryBundle:
+        return QueryBundle(QUESTION, embedding=[float(v) for v in minilm.embed([QUESTION])[0]])
+
+    @pytest.fixture
+    def scorer(self, minilm: Embedder) -> BestSentenceScorer:
+        stored = {f"c{i}": minilm.embed([text]) for i, text in enumerate(TEXTS)}
+        return BestSentenceScorer(lambda ids: {i: stored[i] for i in ids if i in stored})
+
+
+class TestColbertScorerContract(ScorerContract):
+    @pytest.fixture
+    def scorer(self) -> ColbertScorer:
+        checkpoint, reason = find_colbert_checkpoint("")
+        if checkpoint is None:
+            pytest.skip(f"ColBERT needs trained weights: {reason}")
+        return ColbertScorer(checkpoint)

@@ -19,6 +19,8 @@ from serve_fakes import ANSWER, KEY, FakeEngine, make_client, text_pdf
 import main
 from citerag.errors import BackendUnavailable, InputError
 from citerag.parse.validate import inspect_pdf
+from citerag.serve.app import create_app
+from citerag.settings import Settings
 from citerag.store.base import PageRange
 
 
@@ -369,3 +371,16 @@ def test_an_upload_name_with_a_quote_is_stored_as_written(
     job = wait_for_job(client, response.json()["statusUrl"])
     assert job["name"] == 'the "final" report.pdf'
     assert [p.name for p in uploaded_files(tmp_path)] == ['the "final" report.pdf']
+
+
+def test_a_question_without_a_collection_asks_the_served_articles_collection(
+    tmp_path: Path,
+) -> None:
+    """`serve --article NAME` answers in that article's collection unless a request names one."""
+    engine = FakeEngine(Settings(storage_dir=tmp_path / "storage"))
+    engine.docstore.documents["netflix_10k"] = ["n.pdf"]
+    with TestClient(create_app(engine, default_collection="netflix_10k")) as client:
+        assert client.post("/api/rag/query", json={"query": "How?"}).status_code == 200
+        named = {"query": "How?", "collection": "demo"}
+        assert client.post("/api/rag/query", json=named).status_code == 200
+    assert [collection for _, collection, _, _ in engine.asked] == ["netflix_10k", "demo"]

@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 from serve_fakes import ANSWER, KEY, FakeEngine, make_client, small_tree
 
 import main
-from citerag.answer.contract import AnswerMetadata, AnswerResult
 from citerag.errors import InputError
 from citerag.query.modes import answer_question, canonical_mode
 from citerag.store.base import PageRange
@@ -31,19 +30,6 @@ def api(tmp_path: Path) -> Iterator[tuple[TestClient, FakeEngine]]:
     client, engine = make_client(tmp_path)
     with client:
         yield client, engine
-
-
-@pytest.fixture
-def tree_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Tree mode's pipeline replaced by a recorder (the real one is in test_tree.py)."""
-    calls: list[tuple[Any, ...]] = []
-
-    def tree_answer(engine: Any, question: str, collection: str, top_k_files: int = 3) -> Any:
-        calls.append((question, collection, top_k_files))
-        return AnswerResult("From the sections [1].", [], AnswerMetadata(retrieval_method="tree"))
-
-    monkeypatch.setattr("citerag.tree.service.tree_answer", tree_answer)
-    return calls
 
 
 def chat(question: str = "How?", **extra: Any) -> dict[str, Any]:
@@ -67,7 +53,7 @@ def test_query_modes_plan_or_not_and_keep_top_k_and_pages(
 
 
 def test_tree_mode_runs_the_tree_pipeline_with_top_k_files(
-    api: tuple[TestClient, FakeEngine], tree_calls: list[tuple[Any, ...]]
+    api: tuple[TestClient, FakeEngine],
 ) -> None:
     client, engine = api
     body = {"query": "Where?", "collection": "demo", "mode": "tree", "topKFiles": 2}
@@ -79,7 +65,11 @@ def test_tree_mode_runs_the_tree_pipeline_with_top_k_files(
         "/api/rag/query", json={"query": "Where?", "collection": "demo", "mode": "tree"}
     )
     assert default.status_code == 200
-    assert tree_calls == [("Where?", "demo", 2), ("Where?", "demo", 4), ("Where?", "demo", 3)]
+    assert engine.tree_asked == [
+        ("Where?", "demo", 2),
+        ("Where?", "demo", 4),
+        ("Where?", "demo", 3),
+    ]
     assert engine.asked == []
 
 
@@ -127,7 +117,7 @@ def test_sub_questions_come_back_whole_and_at_the_end_of_the_stream(
 
 
 def test_the_cli_and_the_api_ask_the_engine_the_same_way(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tree_calls: list[tuple[Any, ...]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, served_engine = make_client(tmp_path / "api")
     cli_engine = FakeEngine(served_engine.settings)
@@ -149,7 +139,7 @@ def test_the_cli_and_the_api_ask_the_engine_the_same_way(
             assert client.post("/api/rag/query", json=body).status_code == 200
     assert cli_engine.asked == served_engine.asked and cli_engine.plans == served_engine.plans
     assert served_engine.plans == [False, True]
-    assert tree_calls == [("How?", "demo", 2), ("How?", "demo", 2)]
+    assert cli_engine.tree_asked == served_engine.tree_asked == [("How?", "demo", 2)]
 
 
 def test_an_unknown_mode_is_one_sentence_for_library_callers() -> None:

@@ -10,8 +10,8 @@ import pytest
 from helpers import huge_page_pdf
 
 from citerag.ingest.pipeline import ingest_key
-from citerag.serve.errors import ApiError
-from citerag.serve.pages import PageSource
+from citerag.serve.api_errors import ApiError
+from citerag.serve.page_images import PageSource
 from citerag.serve.uploads import FileStore
 from citerag.settings import Settings
 
@@ -105,7 +105,7 @@ def test_a_page_too_large_at_any_zoom_is_refused_quickly_not_rendered(
 def test_renders_beyond_the_slots_wait_then_get_503_not_a_worker(
     setup: tuple[PageSource, Settings, Path],
 ) -> None:
-    from citerag.serve import pages as pages_module
+    from citerag.serve import page_images as pages_module
 
     source, _, pdf = setup
     source.render_wait_s = 0.05

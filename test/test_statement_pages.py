@@ -1,5 +1,6 @@
 """Statement pages are found by their printed title, and a question in statement words ranks them
-above prose that repeats the same words."""
+above prose that repeats the same words: the finance profile's words, which an article chooses
+(a collection without a profile knows no statement pages)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ import pytest
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.schema import QueryBundle
 
+from citerag.domain import GENERIC, DomainVocabulary
 from citerag.nodes import chunk_node, page_of
 from citerag.retrieve.collection_state import refresh_state
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
-from citerag.retrieve.statement_pages import has_statement_title
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
+from extraction_schemas import FINANCIAL_VOCABULARY
+
+has_statement_title = FINANCIAL_VOCABULARY.is_key_page
 
 
 @pytest.mark.parametrize(
@@ -98,14 +102,19 @@ def docstore(tmp_path: Path) -> Iterator[SQLiteDocStore]:
         store.close()
 
 
-def ranked_pages(docstore: SQLiteDocStore, tmp_path: Path, question: str, **kw: float) -> list[int]:
-    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")
+def ranked_pages(
+    docstore: SQLiteDocStore,
+    tmp_path: Path,
+    question: str,
+    words: DomainVocabulary = FINANCIAL_VOCABULARY,
+) -> list[int]:
+    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c", words)
     retriever = HybridRetriever(
         NoVectors(),  # type: ignore[arg-type]
         docstore,
         state,
         MockEmbedding(embed_dim=8),
-        RetrievalSettings(**kw),  # type: ignore[arg-type]
+        RetrievalSettings(vocabulary=words),
     )
     return [page_of(hit.node) for hit in retriever.retrieve(QueryBundle(question))]
 
@@ -113,9 +122,11 @@ def ranked_pages(docstore: SQLiteDocStore, tmp_path: Path, question: str, **kw: 
 def test_only_the_titled_table_page_is_a_statement_page(
     docstore: SQLiteDocStore, tmp_path: Path
 ) -> None:
-    state = refresh_state(None, docstore, BM25FilesIndex(tmp_path / "keywords"), "c")
+    keywords = BM25FilesIndex(tmp_path / "keywords")
+    state = refresh_state(None, docstore, keywords, "c", FINANCIAL_VOCABULARY)
     statements = [state.page_key(p).page for p in state.pages.statement_ids]
     assert statements == [3]
+    assert refresh_state(None, docstore, keywords, "c").pages.statement_ids == frozenset()
 
 
 def test_a_capex_question_ranks_the_cash_flow_statement_above_prose_that_repeats_it(
@@ -130,3 +141,13 @@ def test_without_statement_words_the_prose_page_stays_first(
 ) -> None:
     question = "Why did spending on datacenters rise?"
     assert ranked_pages(docstore, tmp_path, question)[0] == 1
+
+
+def test_the_profile_is_what_ranks_the_statement_first(
+    docstore: SQLiteDocStore, tmp_path: Path
+) -> None:
+    """With no domain profile the retriever knows no filing words: the prose that repeats the
+    question's words wins; the finance profile puts the statement first."""
+    question = "What were Microsoft's capital expenditures in fiscal 2021?"
+    assert ranked_pages(docstore, tmp_path / "finance", question)[0] == 3
+    assert ranked_pages(docstore, tmp_path / "generic", question, GENERIC)[0] == 1

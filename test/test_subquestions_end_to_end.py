@@ -112,7 +112,8 @@ def test_list_json_shows_what_each_document_carries(engine: Engine) -> None:
 def test_with_an_llm_the_plan_and_the_answer_come_from_it(engine: Engine) -> None:
     from fake_openai_server import ScriptedReply, running_server
 
-    from citerag.answer.llm import LLMAnswerer, build_llm
+    from citerag.answer.llm_answer import LLMAnswerer
+    from citerag.llm.connection import build_llm
 
     plan = {
         "items": [

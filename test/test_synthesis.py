@@ -7,12 +7,12 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
+from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import NodeWithScore
 
+from citerag.answer.synthesizer import CitedSynthesizer, SubAnswer, ToolResult
 from citerag.nodes import HIGHLIGHTS, chunk_node
-from citerag.plan.filters import SubQuestionFilters
-from citerag.query.synthesis import SubAnswer, synthesize
-from citerag.tools.base import ToolResult
+from citerag.plan.question_filters import SubQuestionFilters
 
 
 def scored(page: int, sentence: str, score: float) -> NodeWithScore:
@@ -39,25 +39,11 @@ def scored(page: int, sentence: str, score: float) -> NodeWithScore:
     return NodeWithScore(node=node, score=score)
 
 
-class FakeContext:
-    """What synthesis reads of a ToolContext: the answerer and the postprocessors."""
-
-    factory = SimpleNamespace(answerer=None)
-    state = SimpleNamespace(places={})
-    base_filters = None
-
-    def __init__(self, budget: int = 10, answerer: Any = None) -> None:
-        self.budget = budget
-        self.factory = SimpleNamespace(answerer=answerer)
-
-    def chunks(self, ids: Any) -> list[Any]:
-        return []
-
-    def postprocessors(self) -> list[Any]:
-        return []
-
-    def highlight_only(self) -> list[Any]:
-        return []
+def synthesize(
+    question: str, parts: list[SubAnswer], budget: int = 10, answerer: Any = None
+) -> Response:
+    """The answer step over the parts, as the sub-question engine calls it."""
+    return CitedSynthesizer(answerer, budget).synthesize_parts(question, parts, time.perf_counter())
 
 
 def part(question: str, nodes: list[NodeWithScore], years: list[str]) -> SubAnswer:
@@ -81,9 +67,7 @@ def test_one_numbering_best_first_with_citations_per_sub_question() -> None:
         ],
         ["2019"],
     )
-    response = synthesize(
-        "What happened in 1996 and 2019?", [first, second], FakeContext(), time.perf_counter()
-    )  # type: ignore[arg-type]
+    response = synthesize("What happened in 1996 and 2019?", [first, second])
     # each sub-question's best first (by score), then the next; the shared page 1 listed once
     assert [n.node.metadata["page"] for n in response.source_nodes] == [3, 2, 1]
     entries = response.metadata["answer"].sub_questions  # type: ignore[index]
@@ -105,7 +89,7 @@ def ranking(first_page: int, count: int) -> list[NodeWithScore]:
 
 def test_the_budget_bounds_the_whole_answer_and_is_shared_fairly() -> None:
     parts = [part("First part?", ranking(1, 10), []), part("Second part?", ranking(101, 10), [])]
-    response = synthesize("Both?", parts, FakeContext(budget=10), time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize("Both?", parts, budget=10)
     pages = [n.node.metadata["page"] for n in response.source_nodes]
     assert len(pages) == 10
     assert sorted(pages) == [1, 2, 3, 4, 5, 101, 102, 103, 104, 105]  # five best of each
@@ -114,14 +98,14 @@ def test_the_budget_bounds_the_whole_answer_and_is_shared_fairly() -> None:
 
 def test_a_part_with_few_sources_leaves_its_share_to_the_others() -> None:
     parts = [part("Narrow?", ranking(1, 2), []), part("Broad?", ranking(101, 10), [])]
-    response = synthesize("Both?", parts, FakeContext(budget=6), time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize("Both?", parts, budget=6)
     pages = sorted(n.node.metadata["page"] for n in response.source_nodes)
     assert pages == [1, 2, 101, 102, 103, 104]
 
 
 def test_a_single_part_is_cut_to_the_budget_in_rank_order() -> None:
     only = part("What happened?", ranking(1, 8), [])
-    response = synthesize("What happened?", [only], FakeContext(budget=3), time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize("What happened?", [only], budget=3)
     assert [n.node.metadata["page"] for n in response.source_nodes] == [1, 2, 3]
 
 
@@ -143,8 +127,7 @@ def test_the_answerer_reads_in_page_order_under_best_first_numbers() -> None:
         part("Late?", [scored(9, "Late fact.", 0.9)], []),
         part("Early?", [scored(2, "Early fact.", 0.5)], []),
     ]
-    context = FakeContext(answerer=answerer)
-    response = synthesize("Late and early?", parts, context, time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize("Late and early?", parts, answerer=answerer)
     assert [n.node.metadata["page"] for n in response.source_nodes] == [9, 2]
     assert answerer.read == [(2, 2), (9, 1)]
     assert str(response.response) == "It is so [2]."
@@ -154,7 +137,10 @@ def test_a_single_sub_question_keeps_rank_order_and_a_plain_answer() -> None:
     only = part(
         "What happened?", [scored(3, "Late event.", 0.9), scored(1, "Early event.", 0.5)], []
     )
-    response = synthesize("What happened?", [only], FakeContext(), time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize(
+        "What happened?",
+        [only],
+    )
     assert [n.node.metadata["page"] for n in response.source_nodes] == [3, 1]
     assert "\n\n" not in str(response.response)
     assert response.metadata["answer"].retrieval_method == "hybrid"  # type: ignore[index]
@@ -165,7 +151,10 @@ def test_a_failed_sub_question_is_reported_not_dropped() -> None:
     failed = SubAnswer(
         "Show Figure 9", "pages", SubQuestionFilters(labels=["figure:9"]), None, "boom"
     )
-    response = synthesize("q", [good, failed], FakeContext(), time.perf_counter())  # type: ignore[arg-type]
+    response = synthesize(
+        "q",
+        [good, failed],
+    )
     entries = response.metadata["answer"].sub_questions  # type: ignore[index]
     assert entries[1]["error"] == "boom" and entries[1]["citations"] == []
     assert len(response.source_nodes) == 1

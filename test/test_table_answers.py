@@ -10,11 +10,11 @@ import pytest
 from llama_index.core.schema import NodeWithScore
 
 from citerag.answer.compose import extractive_from_nodes
-from citerag.answer.highlights import select_highlights
+from citerag.answer.source_tables import tables_in
 from citerag.answer.table_answers import TableSource, answer_from_tables
-from citerag.answer.tables import tables_in
 from citerag.nodes import HIGHLIGHTS, chunk_node
 from citerag.parse.pymupdf_parser import PyMuPDFParser
+from citerag.retrieve.highlights import select_highlights
 
 PARSERS = """Table 1 compares the two parsers on the evaluation documents.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from tree_collection import FourCollection, check_sources, cli_json, history_of
 
-from citerag.tree.pipeline import NO_FILES
+from citerag.tools.tree_mode import NO_FILES
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ from tree_collection import (
 )
 
 from citerag.answer.prompts import SYSTEM_PROMPT
-from citerag.tree.search import REPAIR_PROMPT, SELECT_PROMPT
+from citerag.tools.tree_search import REPAIR_PROMPT, SELECT_PROMPT
 
 pytestmark = pytest.mark.slow
 QUESTION = "What were Netflix's total revenues in 2020?"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from test_tree import _tree
 
 from citerag.answer.contract import Source
+from citerag.tools.tree_mode import FileHits, rank_files, run_pipeline
+from citerag.tools.tree_search import offline_ranking
 from citerag.tree.model import DocumentTree, TreeNode
-from citerag.tree.pipeline import FileHits, rank_files, run_pipeline
-from citerag.tree.search import offline_ranking
 
 
 def _hits(name: str, best: float, relevant: bool = True) -> FileHits:

@@ -18,10 +18,10 @@ from helpers import DEMO_PDF
 
 from citerag.engine import Engine
 from citerag.settings import Settings
-from citerag.tree.ingest import summarizer_for
+from citerag.tools.tree_search import selection_view
+from citerag.tree.ingest_step import summarizer_for
 from citerag.tree.model import DocumentTree, TreeNode
-from citerag.tree.search import selection_view
-from citerag.tree.service import stored_tree
+from citerag.tree.stored import stored_tree
 from citerag.tree.summaries import MAX_FAILURES, SUMMARY_CHARS, SummaryReport
 
 
@@ -212,8 +212,8 @@ def test_ingest_stores_llm_summaries_and_a_second_ingest_asks_nothing(tmp_path: 
             engine.ingest(DEMO_PDF, "one")
             calls = len(server.requests)
             engine.ingest(DEMO_PDF, "two")  # another collection: same texts, same model
-            first = stored_tree(engine, "one", DEMO_PDF.name)
-            second = stored_tree(engine, "two", DEMO_PDF.name)
+            first = stored_tree(engine.docstore, "one", DEMO_PDF.name)
+            second = stored_tree(engine.docstore, "two", DEMO_PDF.name)
         finally:
             engine.close()
     assert calls == len(first.node_ids()) and len(server.requests) == calls

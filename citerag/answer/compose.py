@@ -10,9 +10,16 @@ from collections.abc import Sequence
 from llama_index.core.schema import NodeWithScore
 
 from citerag.answer.extractive import NO_ANSWER, ExtractiveCandidate, extractive_answer
+from citerag.answer.source_tables import Row
 from citerag.answer.table_answers import TableAnswer, TableSource, answer_from_tables
-from citerag.answer.tables import Row
-from citerag.nodes import HIGHLIGHTS, block_type_of, doc_name_of, page_of, table_context_of
+from citerag.nodes import (
+    HIGHLIGHTS,
+    NodeHighlight,
+    block_type_of,
+    doc_name_of,
+    page_of,
+    table_context_of,
+)
 
 Numbered = Sequence[tuple[int, NodeWithScore]]  # (citation number, node), as cited
 
@@ -55,7 +62,7 @@ def _highlight_rows(answer: TableAnswer, numbered: Numbered) -> None:
         node.metadata[HIGHLIGHTS] = [_row_highlight(node.get_content(), row, best) for row in rows]
 
 
-def _row_highlight(content: str, row: Row, score: float) -> dict[str, object]:
+def _row_highlight(content: str, row: Row, score: float) -> NodeHighlight:
     return {
         "text": content[row.start : row.end],
         "startOffset": row.start,

@@ -10,15 +10,70 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import NodeWithScore
 
 from citerag.nodes import HIGHLIGHTS, boxes_of, doc_name_of, page_of, section_of
-from citerag.types import BBox, Highlight
+from citerag.types import BBox, Highlight, JSONObject
 
 MAX_SOURCE_CHARS = 12_000  # above any chunk of the default 1024 tokens; bounds tree sections
 MAX_TITLE_CHARS = 300
+
+
+class HighlightRecord(TypedDict):
+    text: str
+    startOffset: int
+    endOffset: int
+
+
+class BoxRecord(TypedDict):
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class SourceRecord(TypedDict):
+    id: str
+    documentName: str
+    pageNumber: int
+    title: str
+    content: str
+    score: float
+    citationNumber: int
+    highlights: list[HighlightRecord]
+    boxes: list[BoxRecord]
+
+
+class UnsupportedRecord(TypedDict):
+    number: str
+    claim: str
+    citations: list[int]
+
+
+class MetadataRecord(TypedDict):
+    processingTime: int
+    model: str
+    tokensUsed: int
+    retrievalMethod: str
+    numChunksRetrieved: int
+    reranked: bool
+    subQuestions: list[JSONObject]
+    numbersChecked: int
+    unsupportedNumbers: list[UnsupportedRecord]
+    condensedQuestion: NotRequired[str]
+    condenseMethod: NotRequired[str]
+    condenseNote: NotRequired[str]
+
+
+class AnswerRecord(TypedDict):
+    """The answer contract as JSON (ARCHITECTURE.md)."""
+
+    answer: str
+    sources: list[SourceRecord]
+    metadata: MetadataRecord
 
 
 @dataclass
@@ -33,7 +88,7 @@ class Source:
     highlights: list[Highlight] = field(default_factory=list)
     boxes: list[BBox] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SourceRecord:
         content, highlights = windowed(self.content, self.highlights, MAX_SOURCE_CHARS)
         return {
             "id": self.id,
@@ -47,7 +102,10 @@ class Source:
                 {"text": h.text, "startOffset": h.startOffset, "endOffset": h.endOffset}
                 for h in highlights
             ],
-            "boxes": [{"page": self.page_number, **box.to_dict()} for box in self.boxes],
+            "boxes": [
+                {"page": self.page_number, "x0": box.x0, "y0": box.y0, "x1": box.x1, "y1": box.y1}
+                for box in self.boxes
+            ],
         }
 
 
@@ -83,18 +141,18 @@ class AnswerMetadata:
     retrieval_method: str = "hybrid"
     num_chunks_retrieved: int = 0
     reranked: bool = False
-    sub_questions: list[Any] = field(default_factory=list)
+    sub_questions: list[JSONObject] = field(default_factory=list)
     numbers_checked: int = 0  # numbers of the answer looked for in its cited sources
     # those not found: {"number", "claim", "citations"} each (`citerag.answer.number_check`)
-    unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
+    unsupported_numbers: list[UnsupportedRecord] = field(default_factory=list)
     # A conversation's turn (citerag.query.conversation): the standalone question answered,
     # how it was condensed ("none", "offline", "llm") and why the LLM's rewrite was not used.
     condensed_question: str = ""
     condense_method: str = ""
     condense_note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> MetadataRecord:
+        data: MetadataRecord = {
             "processingTime": self.processing_time_ms,
             "model": self.model,
             "tokensUsed": self.tokens_used,
@@ -119,7 +177,7 @@ class AnswerResult:
     sources: list[Source] = field(default_factory=list)
     metadata: AnswerMetadata = field(default_factory=AnswerMetadata)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AnswerRecord:
         return {
             "answer": self.answer,
             "sources": [source.to_dict() for source in self.sources],

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from citerag.answer.citations import cited_numbers
-from citerag.answer.contract import AnswerResult
+from citerag.answer.contract import AnswerResult, UnsupportedRecord
 from citerag.answer.numbers import Quantity, any_figure, figure_index, quantities
 
 # A claim ends at its sentence's end and the markers right after it ("... 0.97. [1] Next"), or
@@ -43,7 +43,7 @@ class UnsupportedNumber:
     claim: str  # the sentence it sits in
     citations: tuple[int, ...]  # the sources that claim was checked against
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> UnsupportedRecord:
         return {"number": self.number, "claim": self.claim, "citations": list(self.citations)}
 
 

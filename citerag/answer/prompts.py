@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from citerag.answer.citations import SourceRef
+
 SYSTEM_PROMPT = (
     "You answer questions about documents using only the numbered sources you are given. "
     "After every claim, cite the source(s) it comes from as [N] (for example [1] or [2][3]). "
@@ -14,17 +16,8 @@ SYSTEM_PROMPT = (
 )
 
 
-class ContextSource(Protocol):
+class ContextSource(SourceRef, Protocol):
     """What the prompt needs from a source (`contract.Source` has all of it)."""
-
-    @property
-    def citation_number(self) -> int: ...
-
-    @property
-    def document_name(self) -> str: ...
-
-    @property
-    def page_number(self) -> int: ...
 
     @property
     def title(self) -> str: ...  # section

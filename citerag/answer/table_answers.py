@@ -14,9 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from citerag.answer.highlights import stem
 from citerag.answer.numbers import Quantity, quantities
-from citerag.answer.tables import Row, Table, is_per_share, tables_in
+from citerag.answer.source_tables import Row, Table, is_per_share, tables_in
+from citerag.text.dates import TABLE_YEAR
+from citerag.text.stemming import light_stem as stem
+from citerag.text.tokens import WORD
 
 MAX_TABLE_SOURCES = 4  # the best few sources are read for tables, never more
 MIN_LABEL_SHARE = 0.5  # a row's label must share more than this part of its terms
@@ -35,7 +37,7 @@ _BELOW = re.compile(
     r"(?P<number>[$€£]?\d[\d,]*(?:\.\d+)?\s*%?)",
     re.I,
 )
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR = re.compile(rf"\b{TABLE_YEAR}\b")
 _TOTAL = re.compile(r"^total\b", re.I)
 _EXCLUDING = re.compile(r"\b(?:excluding|except|other than|not including)\s+(?:the\s+)?([\w\s-]+)")
 # Filing abbreviations a question uses for a row label's words.
@@ -47,7 +49,6 @@ _ABBREVIATIONS = {
 }
 _GENERIC_LABELS = frozenset({"total", "other", "net", "subtot"})
 _ABBREVIATION = re.compile(r"\b(?:eps|capex|r&d|sg&a)\b", re.I)
-_WORD = re.compile(r"\w+")
 _FUNCTION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "per"}
     | {"the", "to", "with", "what", "which", "who", "how", "was", "were", "is", "are", "did"}
@@ -211,7 +212,7 @@ def _whole_label(label_terms: set[str], shared: set[str]) -> bool:
 def _match_terms(text: str) -> set[str]:
     """Words stemmed and cut to their first letters, so "operations" meets "operating"; only
     function words are dropped: "Other income, net" is not "Net income"."""
-    words = _WORD.findall(text.lower())
+    words = WORD.findall(text.lower())
     kept = [w for w in words if len(w) > 1 and w not in _FUNCTION_WORDS and not w.isdigit()]
     return {stem(w)[:PREFIX] for w in kept}
 

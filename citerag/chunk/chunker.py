@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import TextNode
 
-from citerag.chunk.sentences import append_trimmed, sentence_spans
 from citerag.nodes import CHUNK_INDEX, chunk_node, link_neighbours
+from citerag.text.sentences import append_trimmed, sentence_spans
 from citerag.types import BBox, Block, Page, ParsedDocument
 
 TokenCounter = Callable[[str], int]

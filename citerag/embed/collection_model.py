@@ -29,7 +29,8 @@ def stored_model(docstore: DocStore, collection: str) -> CollectionModel | None:
     data = docstore.get_tree(collection, RECORD_KEY)
     if not data or not isinstance(data.get("model_id"), str):
         return None
-    return CollectionModel(str(data["model_id"]), int(data.get("dim", 0)))
+    dim = data.get("dim", 0)
+    return CollectionModel(str(data["model_id"]), int(dim) if isinstance(dim, int | str) else 0)
 
 
 def check_model(docstore: DocStore, collection: str, embedder: Embedder, action: str) -> None:

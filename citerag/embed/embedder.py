@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,8 +16,11 @@ from citerag.embed.onnx_backend import (
     load_onnx_model,
     onnx_available,
 )
-from citerag.errors import ConfigError, ModelUnavailable
-from citerag.settings import EMBEDDING_BACKENDS
+from citerag.errors import ModelUnavailable
+from citerag.settings import EMBEDDING_BACKENDS, require_choice
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
@@ -45,17 +48,15 @@ class Embedder:
     def __init__(
         self, model_path: str = "", backend: str = "auto", cache_dir: Path | None = None
     ) -> None:
-        if backend not in EMBEDDING_BACKENDS:
-            shown = ", ".join(repr(b) for b in EMBEDDING_BACKENDS)
-            raise ConfigError(f"embedding_backend is {backend!r}; choose one of {shown}.")
+        require_choice("embedding_backend", backend, EMBEDDING_BACKENDS)
         self._model_path = Path(model_path) if model_path else None
         self._backend = backend
         self._cache_dir = cache_dir or default_cache_root()
-        self._model: Any = None
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
 
     @property
-    def model(self) -> Any:
+    def model(self) -> SentenceTransformer:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -73,7 +74,7 @@ class Embedder:
         # Quantized vectors are not the model's own: a collection must not mix the two.
         return f"local:{name}" + ("+int8" if self._backend == "onnx-int8" else "")
 
-    def _load(self) -> Any:
+    def _load(self) -> SentenceTransformer:
         path = self._model_path or default_model_path()
         if not path.is_dir():
             raise ModelUnavailable(
@@ -106,7 +107,13 @@ class Embedder:
         model = self.model
         # sentence-transformers 5.x renamed the method; older releases only have the old name.
         named = getattr(model, "get_embedding_dimension", None)
-        return int(named() if named else model.get_sentence_embedding_dimension())
+        dim = named() if named else model.get_sentence_embedding_dimension()
+        if dim is None:
+            raise ModelUnavailable(
+                f"The embedding model {self.model_id} does not say its vector size; use a "
+                "SentenceTransformer folder whose config names it."
+            )
+        return int(dim)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Normalized float32 vectors, one row per text."""

@@ -24,9 +24,12 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from citerag.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 FLOAT_FILE = "onnx/model.onnx"
@@ -68,7 +71,7 @@ def export_folder(source: Path, cache_root: Path) -> Path:
     return cache_root / f"{source.name}-onnx-{digest}"
 
 
-def load_onnx_model(source: Path, cache_root: Path, quantized: bool) -> Any:
+def load_onnx_model(source: Path, cache_root: Path, quantized: bool) -> SentenceTransformer:
     """The ONNX SentenceTransformer for `source`, exporting (and quantizing) it on first use."""
     folder = export_folder(source, cache_root)
     file_name = _model_file(folder, quantized)

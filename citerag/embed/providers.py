@@ -14,13 +14,14 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NoReturn
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from citerag.embed.embedder import Embedder
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
+from citerag.extras import require
 from citerag.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class HostedEmbedder(Embedder):
         return self._embedding
 
     @property
-    def model(self) -> Any:
+    def model(self) -> NoReturn:
         raise ConfigError(
             f"Reranker 'maxsim' needs a local model's token vectors, and the embeddings are "
             f"hosted ({self._model_id}); choose reranker 'sentence', 'colbert' or 'none'."
@@ -93,7 +94,7 @@ class HostedEmbedder(Embedder):
         return normalized(raw, len(texts), self._model_id)
 
 
-def normalized(raw: Any, expected_rows: int, model_id: str) -> np.ndarray:
+def normalized(raw: object, expected_rows: int, model_id: str) -> np.ndarray:
     """The reply as unit-length float32 rows, or an LLMResponseError when it is not one finite,
     non-zero vector per text."""
     try:
@@ -141,6 +142,7 @@ def _openai_key(settings: Settings, env: Mapping[str, str]) -> str:
 
 
 def _openai(model: str, base_url: str, key: str) -> BaseEmbedding:
+    require("llama_index.embeddings.openai", "llms", "llama-index-embeddings-openai")
     from llama_index.embeddings.openai import OpenAIEmbedding, OpenAIEmbeddingModelType
 
     known = [m.value for m in OpenAIEmbeddingModelType]
@@ -160,6 +162,7 @@ def _openai(model: str, base_url: str, key: str) -> BaseEmbedding:
 
 
 def _ollama(model: str, endpoint: str) -> BaseEmbedding:
+    require("llama_index.embeddings.ollama", "llms", "llama-index-embeddings-ollama")
     from llama_index.embeddings.ollama import OllamaEmbedding
 
     return OllamaEmbedding(

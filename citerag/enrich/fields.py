@@ -6,6 +6,9 @@ filtering; none is sent to the embedder or to an LLM.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 YEARS = "years"
 DATES = "dates"
 MONEY = "money"
@@ -17,3 +20,16 @@ ENRICHED_BY = "enriched_by"  # "rules", "gliner", "rules+langextract", ...
 
 LIST_FIELDS = (YEARS, DATES, MONEY, PERCENTS, LABELS, ENTITIES, TOPICS)
 ALL_KEYS = (*LIST_FIELDS, ENRICHED_BY)
+
+Fields = dict[str, list[str]]  # field name -> values, each once, in the order found
+
+
+class FieldExtractor(Protocol):
+    """One enrichment backend (rules, GLiNER, LangExtract): the list fields it fills, per text."""
+
+    name: str
+
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        """One dict per text, in order: some of `LIST_FIELDS`, each a list of distinct,
+        non-empty strings."""
+        ...

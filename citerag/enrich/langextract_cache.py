@@ -11,7 +11,13 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from langextract.core.base_model import BaseLanguageModel
+
+from citerag.enrich.fields import TOPICS, Fields
+from citerag.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +37,7 @@ class SemanticSchema(Protocol):
     def example_extractions(self) -> Sequence[tuple[str, str, Mapping[str, str]]]: ...
 
 
-Extract = Callable[[str], Any]  # text -> LangExtract AnnotatedDocument
+Extract = Callable[[str], object]  # text -> LangExtract AnnotatedDocument
 
 
 def schema_fingerprint(schema: SemanticSchema) -> str:
@@ -62,6 +68,9 @@ class CachedLangExtract:
     def topics(self, texts: Sequence[str]) -> list[list[str]]:
         return [self._topics_of(text) for text in texts]
 
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        return [{TOPICS: topics} for topics in self.topics(texts)]
+
     def cache_key(self, text: str) -> str:
         return hashlib.sha256((text + "\x00" + self._fingerprint).encode()).hexdigest()
 
@@ -78,7 +87,7 @@ class CachedLangExtract:
         return topics
 
 
-def topics_of(annotated: Any, attributes: Mapping[str, Sequence[str]]) -> list[str]:
+def topics_of(annotated: object, attributes: Mapping[str, Sequence[str]]) -> list[str]:
     """ "attribute=value" for every schema attribute an extraction carries, each once."""
     found: dict[str, None] = {}
     for extraction in getattr(annotated, "extractions", None) or []:
@@ -92,10 +101,9 @@ def topics_of(annotated: Any, attributes: Mapping[str, Sequence[str]]) -> list[s
     return list(found)
 
 
-def langextract_call(schema: SemanticSchema, model: Any) -> Extract:
+def langextract_call(schema: SemanticSchema, model: BaseLanguageModel) -> Extract:
     """A function running `langextract.extract` on one text with the schema's prompt/example."""
-    import langextract as lx
-
+    lx = require("langextract", "langextract", "LangExtract")
     examples = [
         lx.data.ExampleData(
             text=schema.example_text,
@@ -110,7 +118,7 @@ def langextract_call(schema: SemanticSchema, model: Any) -> Extract:
     wanted = "; ".join(f"{k}: {', '.join(v)}" for k, v in schema.attributes.items())
     prompt = f"{schema.metadata_prompt} Give each extraction these attributes: {wanted}."
 
-    def extract(text: str) -> Any:
+    def extract(text: str) -> object:
         return lx.extract(
             text,
             prompt_description=prompt,
@@ -125,8 +133,11 @@ def langextract_call(schema: SemanticSchema, model: Any) -> Extract:
     return extract
 
 
-def langextract_model(provider: str, model_id: str, api_key: str, base_url: str) -> Any | None:
+def langextract_model(
+    provider: str, model_id: str, api_key: str, base_url: str
+) -> BaseLanguageModel | None:
     """LangExtract's own model object for an OpenAI-compatible, Ollama or Gemini endpoint."""
+    require("langextract", "langextract", "LangExtract")
     if provider in ("openai", "openai_like"):
         from langextract.providers.openai import OpenAILanguageModel
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from citerag.enrich.fields import DATES, ENTITIES, LABELS, MONEY, PERCENTS, YEARS
-from citerag.plan.references import dates, years
-
-Fields = dict[str, list[str]]
+from citerag.enrich.fields import DATES, ENTITIES, LABELS, MONEY, PERCENTS, YEARS, Fields
+from citerag.text.dates import dates, years
+from citerag.text.stopwords import NAME_EDGE_WORDS
 
 _MONEY = re.compile(
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|trillion|[MBK])\b)?"
@@ -33,91 +32,6 @@ _NAME = re.compile(
     rf"(?<![\w.])({_WORD}(?:\s+(?:(?:of|de|del|van|von|the|&)\s+)?(?:{_WORD}|\d{{2,4}}))*)"
 )
 _LOWER_WORDS = re.compile(r"\b[a-z][a-z'’-]+\b")
-_STOP = frozenset(
-    [
-        "i",
-        "i'd",
-        "i'm",
-        "i've",
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "so",
-        "yes",
-        "no",
-        "he",
-        "she",
-        "it",
-        "we",
-        "they",
-        "you",
-        "my",
-        "our",
-        "his",
-        "her",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "how",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "from",
-        "to",
-        "of",
-        "with",
-        "as",
-        "after",
-        "before",
-        "during",
-        "since",
-        "until",
-        "while",
-        "then",
-        "also",
-        "however",
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "st",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
-)
 MAX_ENTITY_WORDS = 6
 
 
@@ -163,9 +77,9 @@ def _trimmed(
     """The run without leading/trailing function words, numbers, and a sentence-initial
     ordinary word ("Learning Lisp" is "Lisp")."""
     words = re.sub(r"['’]s$", "", name.rstrip(".'’")).split()
-    while words and (words[0].casefold() in _STOP or words[0].isdigit()):
+    while words and (words[0].casefold() in NAME_EDGE_WORDS or words[0].isdigit()):
         words = words[1:]
-    while words and (words[-1].casefold() in _STOP or words[-1] == "&"):
+    while words and (words[-1].casefold() in NAME_EDGE_WORDS or words[-1] == "&"):
         words = words[:-1]
     first = words[0] if words else ""
     if len(words) > 1 and first.casefold() in lower_words and first not in (mid_capitals or ()):
@@ -188,7 +102,7 @@ def _is_lone_name(
     """A lone capitalized word is a name when the document never writes it in lower case and
     (when known) capitalizes it inside a sentence too."""
     word = word[:-2] if word.endswith(("'s", "’s")) else word
-    if word.casefold() in _STOP or len(word) < 2:
+    if word.casefold() in NAME_EDGE_WORDS or len(word) < 2:
         return False
     if word.isupper():
         return True
@@ -200,6 +114,9 @@ class RulesExtractor:
     """Fills every list field from the text alone; the document's vocabulary is its context."""
 
     name = "rules"
+
+    def fields(self, texts: Sequence[str]) -> list[Fields]:
+        return self.extract(texts)
 
     def extract(
         self, texts: Sequence[str], block_types: Sequence[str] = (), labels: Sequence[str] = ()

@@ -17,18 +17,23 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.schema import TextNode
 
-from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, ENTITIES, LABELS, TOPICS, YEARS
+from citerag.enrich.fields import ALL_KEYS, ENRICHED_BY, LABELS, YEARS, FieldExtractor
 from citerag.enrich.gliner_extractor import GlinerExtractor, find_gliner
-from citerag.enrich.langextract_cache import CachedLangExtract, langextract_call, langextract_model
+from citerag.enrich.langextract_cache import (
+    CachedLangExtract,
+    SemanticSchema,
+    langextract_call,
+    langextract_model,
+)
 from citerag.enrich.rules import RulesExtractor
 from citerag.errors import ConfigError
+from citerag.llm.connection import connection_of
 from citerag.nodes import block_type_of, label_of, table_context_of
-from citerag.plan.references import years
 from citerag.settings import Settings
+from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 METADATA_CHOICES = ("none", "entity", "langextract", "both")
@@ -68,12 +73,12 @@ class Enricher:
             for found, chunk in zip(fields, chunks, strict=True):
                 found[YEARS] = years(f"{table_context_of(chunk)}\n{chunk.text}")
         gliner = self.gliner if self.method in ("entity", "both") else None
-        if gliner is not None:
-            for found, pairs in zip(fields, gliner.entities(texts), strict=True):
-                found[ENTITIES] = list(dict.fromkeys(text for _label, text in pairs))
+        extractors: list[FieldExtractor] = [] if gliner is None else [gliner]
         if self.langextract is not None:
-            for found, topics in zip(fields, self.langextract.topics(texts), strict=True):
-                found[TOPICS] = topics
+            extractors.append(self.langextract)
+        for extractor in extractors:  # their fields replace the rules' (GLiNER's entities)
+            for found, extracted in zip(fields, extractor.fields(texts), strict=True):
+                found.update(extracted)
         for chunk, found in zip(chunks, fields, strict=True):
             _store(chunk, found, self.description)
 
@@ -85,7 +90,7 @@ def _store(chunk: TextNode, found: dict[str, list[str]], by: str) -> None:
         keys.extend(k for k in ALL_KEYS if k not in keys)
 
 
-def build_enricher(settings: Settings, schema: Any | None = None) -> Enricher:
+def build_enricher(settings: Settings, schema: SemanticSchema | None = None) -> Enricher:
     """The enricher `settings.metadata` asks for, with what this machine has; reasons logged."""
     method = settings.metadata
     if method not in METADATA_CHOICES:
@@ -100,7 +105,9 @@ def build_enricher(settings: Settings, schema: Any | None = None) -> Enricher:
     return enricher
 
 
-def _gliner_source(settings: Settings, schema: Any | None) -> tuple[str, tuple[str, ...]] | None:
+def _gliner_source(
+    settings: Settings, schema: SemanticSchema | None
+) -> tuple[str, tuple[str, ...]] | None:
     where, why = find_gliner(settings.gliner_model)
     if where is None:
         log.info("GLiNER: %s; using the rules extractor", why)
@@ -110,7 +117,7 @@ def _gliner_source(settings: Settings, schema: Any | None) -> tuple[str, tuple[s
     return where, labels
 
 
-def _langextract(settings: Settings, schema: Any | None) -> CachedLangExtract | None:
+def _langextract(settings: Settings, schema: SemanticSchema | None) -> CachedLangExtract | None:
     if not settings.llm_provider:
         log.warning(
             "metadata %r needs an LLM; set LLM_PROVIDER (LangExtract skipped)", settings.metadata
@@ -119,9 +126,7 @@ def _langextract(settings: Settings, schema: Any | None) -> CachedLangExtract | 
     if schema is None:
         log.warning("no extraction schema for this collection; LangExtract skipped")
         return None
-    from citerag.answer.llm import _connection
-
-    connection = _connection(settings, os.environ)
+    connection = connection_of(settings, os.environ)
     model = langextract_model(
         connection.provider, connection.model, connection.api_key, settings.llm_base_url
     )

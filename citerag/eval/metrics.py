@@ -7,20 +7,19 @@ least one such sentence.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from citerag.chunk.sentences import sentence_spans
+from citerag.text.sentences import sentence_spans
+from citerag.text.tokens import WORD
 
 MIN_SENTENCE_CHARS = 20
 WORD_SHARE = 0.8
-_WORD = re.compile(r"\w+")
 
 
 def words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
+    return set(WORD.findall(text.lower()))
 
 
 def reference_sentences(contexts: Sequence[str]) -> list[set[str]]:

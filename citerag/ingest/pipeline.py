@@ -24,7 +24,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
-from citerag.enrich.figures import FigureDescriber, describer_for, figure_nodes
+from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -36,11 +36,10 @@ from citerag.ingest.vectors import (
 )
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
-from citerag.store.keywords import KeywordIndex
-from citerag.tree.ingest import build_tree_logged, summarizer_for
+from citerag.store.base import Stores
+from citerag.tree.ingest_step import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
@@ -64,7 +63,7 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
-    if settings.vision_model and settings.llm_provider:  # figure descriptions (enrich.figures)
+    if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
@@ -114,18 +113,17 @@ class Ingestor:
     def __init__(
         self,
         settings: Settings,
-        docstore: DocStore,
-        vectors: VectorIndex,
+        stores: Stores,
         embedder: Embedder,
-        keywords: KeywordIndex,
         enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
         self._enricher = enricher or Enricher("none")
-        self._docstore = docstore
-        self._vectors = vectors
+        self._stores = stores
+        self._docstore = stores.docstore
+        self._vectors = stores.vectors
+        self._keywords = stores.keywords
         self._embedder = embedder
-        self._keywords = keywords
         self._prefetch = ParsePrefetcher(settings)
 
     def prepare(self, path: Path) -> None:
@@ -202,16 +200,8 @@ class Ingestor:
         return bool(older)
 
     def remove(self, collection: str, doc_id: str) -> None:
-        """Delete a document everywhere: vectors, keyword entries, then the docstore.
-
-        The record turns `pending` first: a delete cut short then leaves a document that split-
-        brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
-        record = self._docstore.get_document(collection, doc_id)
-        if record is not None and record.status != "pending":
-            self._docstore.put_document(replace(record, status="pending"))
-        self._vectors.delete_document(collection, doc_id)
-        self._keywords.remove_document(collection, doc_id)
-        self._docstore.delete_document(collection, doc_id)
+        """Delete a document everywhere (`Stores.remove_document`)."""
+        self._stores.remove_document(collection, doc_id)
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
         in_docstore = self._docstore.count_chunks(collection, doc_id)

@@ -33,8 +33,7 @@ from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
 from citerag.parse.cache import load_cached
 from citerag.retrieve.keyword_sync import index_from_docstore
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
-from citerag.store.keywords import KeywordIndex
+from citerag.store.base import Stores
 from citerag.tree.build import point_chunk_to_node
 from citerag.tree.model import DocumentTree
 from citerag.types import DocumentRecord, ParsedDocument
@@ -60,19 +59,17 @@ class SplitBrainRepairer:
     def __init__(
         self,
         settings: Settings,
-        docstore: DocStore,
-        vectors: VectorIndex,
+        stores: Stores,
         embedder: Embedder,
-        keywords: KeywordIndex,
         ingest_key: KeyOf,
         enricher: Enricher | None = None,
     ) -> None:
         self._settings = settings
         self._enricher = enricher or Enricher("none")
-        self._docstore = docstore
-        self._vectors = vectors
+        self._docstore = stores.docstore
+        self._vectors = stores.vectors
+        self._keywords = stores.keywords
         self._embedder = embedder
-        self._keywords = keywords
         self._ingest_key = ingest_key
 
     def check(self, collection: str) -> list[Repair]:

@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from citerag.errors import InputError
 from citerag.ingest.discover import Found
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.types import JSONObject
 
 FAILED = "failed"
 WRITTEN = ("ingested", "replaced", "repaired")  # statuses whose chunks this run stored
@@ -62,7 +63,7 @@ class FileResult:
     def failed(self) -> bool:
         return self.status == FAILED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The fields of the ingest outcome (as the upload API reports it)."""
         return {
             "name": self.name,

@@ -11,14 +11,24 @@ import json
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from citerag.errors import ConfigError, ModelUnavailable, RagError
+from citerag.errors import ModelUnavailable, RagError
 from citerag.parse.tables import clean_row, rows_to_markdown
-from citerag.settings import MINERU_TIERS
-from citerag.types import BBox, Block, Page, ParsedDocument
+from citerag.settings import MINERU_TIERS, require_choice
+from citerag.types import (
+    BBox,
+    Block,
+    JSONValue,
+    Page,
+    ParsedDocument,
+    json_float,
+    json_int,
+    json_list,
+)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_ENV_DIR = PROJECT_DIR / ".mineru_env"
@@ -54,6 +64,35 @@ FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.?)\s*(\d+(?:\.\d+)*)\s*[:.]", re.I
 LATEX_TAG = re.compile(r"\\tag\{([^}]*)\}|\((\d+(?:\.\d+)*)\)\s*$")
 
 
+# MinerU's middle JSON, as far as it is read here. A block (an "item") stays free-form JSON: its
+# content is a string, a span, or a list of spans and child items.
+Item = Mapping[str, JSONValue]
+
+
+class _MiddlePage(TypedDict, total=False):
+    page_idx: int
+    blocks: list[Item]
+
+
+class _LayoutPage(TypedDict):
+    page_idx: int
+    width_pt: float
+    height_pt: float
+
+
+class _Layout(TypedDict, total=False):
+    pages: list[_LayoutPage]
+
+
+class _Extensions(TypedDict, total=False):
+    docvortex_layout: _Layout
+
+
+class MiddleJSON(TypedDict, total=False):
+    pages: list[_MiddlePage]
+    extensions: _Extensions
+
+
 def mineru_available(env_dir: Path = DEFAULT_ENV_DIR) -> bool:
     """True when `env_dir` holds a Python environment with MinerU installed."""
     python = env_dir / "bin" / "python"
@@ -62,10 +101,7 @@ def mineru_available(env_dir: Path = DEFAULT_ENV_DIR) -> bool:
 
 def check_tier(tier: str) -> str:
     """The tier, or a one-sentence ConfigError naming MinerU's real tiers."""
-    if tier not in TIERS:
-        shown = ", ".join(repr(t) for t in TIERS)
-        raise ConfigError(f"mineru_tier is {tier!r}; choose one of {shown} in config.py.")
-    return tier
+    return require_choice("mineru_tier", tier, TIERS)
 
 
 class MineruParser:
@@ -88,7 +124,7 @@ class MineruParser:
         middle = self._run(path)
         return middle_json_to_document(middle, doc_id=doc_id, name=path.name)
 
-    def _run(self, path: Path) -> dict[str, Any]:
+    def _run(self, path: Path) -> MiddleJSON:
         with tempfile.TemporaryDirectory(prefix="mineru-") as folder:
             output = Path(folder) / "middle.json"
             command = [str(self.env_dir / "bin" / "python"), "-c", RUNNER]
@@ -103,7 +139,7 @@ class MineruParser:
                     "raise the timeout or use the pymupdf parser."
                 ) from None
             self._check(done, path)
-            data: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+            data: MiddleJSON = json.loads(output.read_text(encoding="utf-8"))
             return data
 
     def _check(self, done: subprocess.CompletedProcess[str], path: Path) -> None:
@@ -120,7 +156,7 @@ class MineruParser:
             )
 
 
-def middle_json_to_document(middle: dict[str, Any], doc_id: str, name: str) -> ParsedDocument:
+def middle_json_to_document(middle: MiddleJSON, doc_id: str, name: str) -> ParsedDocument:
     """Map MinerU's middle JSON to a ParsedDocument (pure: no I/O)."""
     sizes = _page_sizes(middle)
     pages = []
@@ -131,7 +167,7 @@ def middle_json_to_document(middle: dict[str, Any], doc_id: str, name: str) -> P
     return ParsedDocument(doc_id=doc_id, name=name, parser=MineruParser.name, pages=pages)
 
 
-def _page_sizes(middle: dict[str, Any]) -> dict[int, tuple[float, float]]:
+def _page_sizes(middle: MiddleJSON) -> dict[int, tuple[float, float]]:
     layout = middle.get("extensions", {}).get("docvortex_layout", {})
     return {
         p["page_idx"]: (float(p["width_pt"]), float(p["height_pt"]))
@@ -139,15 +175,15 @@ def _page_sizes(middle: dict[str, Any]) -> dict[int, tuple[float, float]]:
     }
 
 
-def _block(item: dict[str, Any], width: float, height: float) -> Block | None:
+def _block(item: Item, width: float, height: float) -> Block | None:
     kind = item.get("type", "")
-    bbox = _to_points(item.get("bbox", [0, 0, 0, 0]), width, height)
+    bbox = _to_points(json_list(item.get("bbox", [0, 0, 0, 0])), width, height)
     if kind in SKIPPED_TYPES:
         return None
     if kind in TITLE_TYPES:
         text = _plain_text(item.get("content"))
         return (
-            Block(kind="title", text=text, bbox=bbox, level=int(item.get("level") or 1))
+            Block(kind="title", text=text, bbox=bbox, level=json_int(item.get("level") or 1))
             if text
             else None
         )
@@ -165,7 +201,7 @@ def _block(item: dict[str, Any], width: float, height: float) -> Block | None:
     return Block(kind="text", text=text, bbox=bbox)
 
 
-def _table_block(item: dict[str, Any], bbox: BBox) -> Block | None:
+def _table_block(item: Item, bbox: BBox) -> Block | None:
     parts = _children(item)
     caption = " ".join(
         _plain_text(c.get("content")) for c in parts if c.get("type") == "table_caption"
@@ -179,11 +215,11 @@ def _table_block(item: dict[str, Any], bbox: BBox) -> Block | None:
     return Block(kind="table", text=text, bbox=bbox, label=label.group(1) if label else None)
 
 
-def _figure_block(item: dict[str, Any], bbox: BBox) -> Block | None:
+def _figure_block(item: Item, bbox: BBox) -> Block | None:
     captions = [
         _plain_text(c.get("content"))
         for c in _children(item)
-        if c.get("type", "").endswith("_caption")
+        if str(c.get("type", "")).endswith("_caption")
     ]
     caption = " ".join(c for c in captions if c)
     if not caption:
@@ -192,7 +228,7 @@ def _figure_block(item: dict[str, Any], bbox: BBox) -> Block | None:
     return Block(kind="figure", text=caption, bbox=bbox, label=label.group(1) if label else None)
 
 
-def _equation_block(item: dict[str, Any], bbox: BBox) -> Block | None:
+def _equation_block(item: Item, bbox: BBox) -> Block | None:
     content = item.get("content")
     latex = content if isinstance(content, str) else _plain_text(content)
     latex = latex.strip()
@@ -203,12 +239,12 @@ def _equation_block(item: dict[str, Any], bbox: BBox) -> Block | None:
     return Block(kind="equation", text=latex, bbox=bbox, label=str(label) if label else None)
 
 
-def _children(item: dict[str, Any]) -> list[dict[str, Any]]:
+def _children(item: Item) -> list[Item]:
     content = item.get("content")
     return [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
 
 
-def _plain_text(content: Any) -> str:
+def _plain_text(content: JSONValue) -> str:
     """Text of a block's content: a string, or spans and child blocks nested in lists."""
     if isinstance(content, str):
         return content.strip()
@@ -223,10 +259,11 @@ def _plain_text(content: Any) -> str:
     return ""
 
 
-def _to_points(box: list[float], width: float, height: float) -> BBox:
+def _to_points(box: Sequence[JSONValue], width: float, height: float) -> BBox:
     """MinerU's 0..1 page fractions to PDF points, clipped to the page."""
-    scale_x, scale_y = (width, height) if max(box, default=0) <= 1.5 else (1.0, 1.0)
-    x0, y0, x1, y1 = (float(v) for v in box)
+    values = [json_float(v) for v in box]
+    scale_x, scale_y = (width, height) if max(values, default=0) <= 1.5 else (1.0, 1.0)
+    x0, y0, x1, y1 = values
     return BBox(
         min(max(x0 * scale_x, 0.0), width),
         min(max(y0 * scale_y, 0.0), height),

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse.cache import load_cached, save_cached
+from citerag.parse.parser import DocumentParser
 from citerag.parse.pymupdf_parser import PyMuPDFParser
+from citerag.settings import PARSERS, require_choice
 from citerag.types import ParsedDocument
 
 logger = logging.getLogger(__name__)
@@ -43,8 +45,7 @@ def _parse(
     mineru_tier: str,
     mineru_env: Path | None,
 ) -> ParsedDocument:
-    if parser not in ("pymupdf", "mineru"):
-        raise ConfigError(f"parser is {parser!r}; choose 'pymupdf' or 'mineru' in config.py.")
+    require_choice("parser", parser, PARSERS)
     if parser == "mineru":
         from citerag.parse.mineru import check_tier
 
@@ -66,7 +67,8 @@ def _parse_with_pymupdf(path: Path, doc_id: str, cache_dir: Path) -> ParsedDocum
     cached = load_cached(cache_dir, doc_id, PyMuPDFParser.name)
     if cached is not None:
         return cached
-    document = PyMuPDFParser().parse(path, doc_id)
+    parser: DocumentParser = PyMuPDFParser()
+    document = parser.parse(path, doc_id)
     save_cached(cache_dir, document)
     return document
 

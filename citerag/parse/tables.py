@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from citerag.text.dates import TABLE_YEAR
+
 CURRENCY_ONLY = re.compile(r"^[$€£¥%]$")
 NUMERIC_CELL = re.compile(r"^\(?[$€£]?\s?\d[\d,.]*\s?%?\)?%?$|^[—–-]$")
-YEAR = re.compile(r"^(19|20)\d\d$")
+YEAR = re.compile(rf"^{TABLE_YEAR}$")
 ROW_TOLERANCE = 3.0  # points between word centres on one visual row
 CELL_GAP = 10.0  # a wider horizontal gap between words starts a new cell
 MAX_LABEL_ROW_CHARS = 80

@@ -13,18 +13,18 @@ import difflib
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.question_gen.types import BaseQuestionGenerator, SubQuestion, SubQuestionList
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 from pydantic import ValidationError
 
-from citerag.answer.json_repair import loads_repaired
-from citerag.answer.llm import tokens_used
+from citerag.llm.connection import tokens_used
 from citerag.plan.offline import FACTS, PAGES, SECTIONS, SUMMARY, plan_offline
+from citerag.text.json_reply import loads_repaired
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3
@@ -76,10 +76,10 @@ class OfflineQuestionGenerator(BaseQuestionGenerator):
     ) -> list[SubQuestion]:
         return self.generate(tools, query)
 
-    def _get_prompts(self) -> dict[str, Any]:
+    def _get_prompts(self) -> PromptDictType:
         return {}
 
-    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+    def _update_prompts(self, prompts: PromptDictType) -> None:
         return None
 
 
@@ -136,10 +136,10 @@ class RobustLLMQuestionGenerator(BaseQuestionGenerator):
             return reply, "not valid JSON of the asked shape"
         return reply, None
 
-    def _get_prompts(self) -> dict[str, Any]:
+    def _get_prompts(self) -> PromptDictType:
         return {}
 
-    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+    def _update_prompts(self, prompts: PromptDictType) -> None:
         return None
 
 

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 from citerag.plan.references import LabelRef, label_refs, page_spans
 from citerag.plan.subjects import names_in
+from citerag.text.dates import YEAR
 
 FACTS, PAGES, SUMMARY, SECTIONS = "facts", "pages", "summary", "sections"
 TOOL_NAMES = (FACTS, PAGES, SUMMARY, SECTIONS)
 
 _PREP = r"(?:in|during|for|by|since|around|of)\s+"
-_YEAR = r"(?:1[89]\d\d|20\d\d)(?!\d)"
+_YEAR = rf"{YEAR}(?!\d)"
 _YEAR_LIST = re.compile(
     rf"(?P<first>(?:{_PREP})?{_YEAR})(?P<rest>(?:\s*,\s*(?:(?:and|or)\s+)?(?:{_PREP})?{_YEAR}"
     rf"|\s+(?:and|or)\s+(?:{_PREP})?{_YEAR})+)",

@@ -45,10 +45,6 @@ _PAGES = re.compile(
     re.I,
 )
 _RANGE = re.compile(r"(\d+)\s*(?:-|–|to|through)\s*(\d+)")
-_YEAR = re.compile(r"(?<![\d$.,])(1[89]\d\d|20\d\d)(?![\d%])")
-_DECADE = re.compile(r"\b(1[89]\d0|20\d0)s\b")
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_DATE = re.compile(rf"\b(?:{_MONTHS})\s+(?:\d{{1,2}},\s*)?(?:1[89]\d\d|20\d\d)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -106,25 +102,3 @@ def _label_numbers(listed: str) -> list[str]:
         elif part.strip():
             numbers.append(part.strip().strip("()").casefold())
     return [n for n in numbers if n]
-
-
-def years(text: str, expand_decades: bool = False) -> list[str]:
-    """Four-digit years (1800-2099) and decades as written ("1990s"). A question expands a
-    decade to its ten years too (it asks about any of them); a passage does not (a passage on
-    "the 1990s" does not mention 1996)."""
-    found: dict[str, None] = {}
-    for match in _YEAR.finditer(text):
-        if text[match.end() : match.end() + 1] != "s":
-            found.setdefault(match.group(1), None)
-    for match in _DECADE.finditer(text):
-        found.setdefault(f"{match.group(1)}s", None)
-        if expand_decades:
-            start = int(match.group(1))
-            for year in range(start, start + 10):
-                found.setdefault(str(year), None)
-    return list(found)
-
-
-def dates(text: str) -> list[str]:
-    """Month-and-year dates as written ("February 2021", "March 3, 2020")."""
-    return list(dict.fromkeys(" ".join(m.group(0).split()) for m in _DATE.finditer(text)))

@@ -23,7 +23,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.base.llms.generic_utils import messages_to_history_str
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -33,7 +32,9 @@ from llama_index.core.llms import LLM
 from citerag.answer.contract import AnswerResult
 from citerag.enrich.rules import named_entities
 from citerag.errors import InputError
-from citerag.plan.references import LABEL_KINDS, label_refs, years
+from citerag.llm.llm_chat import LLMChat
+from citerag.plan.references import LABEL_KINDS, label_refs
+from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 ROLES = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
@@ -247,12 +248,9 @@ def condense(history: Sequence[ChatTurn], question: str, llm: LLM | None = None)
     return Condensed(rewrite, "llm")
 
 
-def condense_turn(engine: Any, history: Sequence[ChatTurn], question: str) -> Condensed:
-    """`condense` with the engine's configured LLM (None: offline)."""
-    llm = None
-    if any(turn.role == "user" for turn in history):
-        answerer = engine.factory.answerer
-        llm = answerer.llm if answerer is not None else None
+def condense_turn(chat: LLMChat | None, history: Sequence[ChatTurn], question: str) -> Condensed:
+    """`condense` with the configured LLM (`chat`; None: offline)."""
+    llm = chat.llm if chat is not None and any(turn.role == "user" for turn in history) else None
     return condense(history, question, llm)
 
 

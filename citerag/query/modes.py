@@ -4,23 +4,47 @@ API (`mode`) share.
 - `hybrid` (the default; the API also calls it `subquestions`): sub-questions planned and routed
   to the facts/pages/summary/sections tools, one cited answer (`Engine.query`).
 - `single`: one retrieval over the whole question (`Engine.query(plan=False)`).
-- `tree`: the multi-file section pipeline (`citerag.tree.service.tree_answer`); `top_k_files`
-  files, 5 sections each. `top_k` and `page_range` do not apply to it.
+- `tree`: the multi-file section pipeline (`Engine.tree_answer`, `citerag.tools.tree_answer`);
+  `top_k_files` files, 5 sections each. `top_k` and `page_range` do not apply to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
+
+from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
+from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn, condense_turn
 from citerag.store.base import PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 
 MODES = ("hybrid", "single", "tree")
 ALIASES = {"subquestions": "hybrid"}
+
+
+class AnsweringEngine(Protocol):
+    """What the modes call on `citerag.engine.Engine`."""
+
+    @property
+    def answerer(self) -> LLMChat | None: ...
+
+    def query(
+        self,
+        question: str,
+        collection: str,
+        top_k: int | None = None,
+        page_range: PageRange | None = None,
+        filters: MetadataFilters | None = None,
+        plan: bool = True,
+    ) -> AnswerResult: ...
+
+    def tree_answer(
+        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
+    ) -> AnswerResult: ...
 
 
 def canonical_mode(mode: str) -> str:
@@ -33,7 +57,7 @@ def canonical_mode(mode: str) -> str:
 
 
 def answer_question(
-    engine: Any,
+    engine: AnsweringEngine,
     question: str,
     collection: str,
     mode: str = "hybrid",
@@ -48,13 +72,13 @@ def answer_question(
     name = canonical_mode(mode)
     if not history:
         return _by_mode(engine, question, collection, name, top_k, page_range, top_k_files)
-    condensed = condense_turn(engine, history, question)
+    condensed = condense_turn(engine.answerer, history, question)
     result = _by_mode(engine, condensed.question, collection, name, top_k, page_range, top_k_files)
     return condensed.reported_in(result)
 
 
 def _by_mode(
-    engine: Any,
+    engine: AnsweringEngine,
     question: str,
     collection: str,
     name: str,
@@ -63,10 +87,7 @@ def _by_mode(
     top_k_files: int,
 ) -> AnswerResult:
     if name == "tree":
-        from citerag.tree.service import tree_answer
-
-        return tree_answer(engine, question, collection, top_k_files=top_k_files)
+        return engine.tree_answer(question, collection, top_k_files=top_k_files)
     if name == "single":
         return engine.query(question, collection, top_k=top_k, page_range=page_range, plan=False)
-    result: AnswerResult = engine.query(question, collection, top_k=top_k, page_range=page_range)
-    return result
+    return engine.query(question, collection, top_k=top_k, page_range=page_range)

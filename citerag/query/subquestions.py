@@ -12,25 +12,25 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import RESPONSE_TYPE
+from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.question_gen.types import BaseQuestionGenerator, SubQuestion
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools import QueryEngineTool
 
+from citerag.answer.synthesizer import SubAnswer
 from citerag.errors import InputError
+from citerag.plan.limits import checked_question
 from citerag.plan.subjects import with_subjects
-from citerag.query.engine import checked_question
-from citerag.query.synthesis import SubAnswer, synthesize
-from citerag.tools.base import ToolContext, ToolEngine
+from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
 log = logging.getLogger(__name__)
 MAX_SUB_QUESTIONS = 6
 
 
-class CitedSubQuestionEngine(BaseQueryEngine):
+class CitedSubQuestionQueryEngine(BaseQueryEngine):
     def __init__(
         self,
         tools: Sequence[QueryEngineTool],
@@ -66,7 +66,7 @@ class CitedSubQuestionEngine(BaseQueryEngine):
         vectors = self._embed([item.sub_question for item in planned])
         parts = [self._run(item, vector) for item, vector in zip(planned, vectors, strict=True)]
         planner = str(getattr(self._question_gen, "last_method", "offline"))
-        response = synthesize(question, parts, self._context, started, planner)
+        response = self._context.answer(question, parts, started, planner)
         metadata = (response.metadata or {}).get("answer")
         if metadata is not None:  # the plan's tokens count too
             metadata.tokens_used += int(getattr(self._question_gen, "last_tokens", 0))
@@ -94,14 +94,14 @@ class CitedSubQuestionEngine(BaseQueryEngine):
             return SubAnswer(item.sub_question, item.tool_name, filters, None, str(error))
         return SubAnswer(item.sub_question, item.tool_name, filters, result)
 
-    def _engine(self, name: str) -> ToolEngine:
+    def _engine(self, name: str) -> ToolQueryEngine:
         tool = self._tools.get(name) or self._tools["facts"]
         engine = tool.query_engine
-        assert isinstance(engine, ToolEngine)
+        assert isinstance(engine, ToolQueryEngine)
         return engine
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)
 
-    def _get_prompt_modules(self) -> dict[str, Any]:
+    def _get_prompt_modules(self) -> PromptMixinType:
         return {}

@@ -19,30 +19,30 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.domain import GENERIC, DomainVocabulary
 from citerag.enrich.fields import ENTITIES
-from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
+from citerag.retrieve.doc_state import PLACE_KEYS, DocState, Place, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
-from citerag.retrieve.pages import PageKey, page_texts
+from citerag.retrieve.page_evidence import PageKey, page_texts
 from citerag.store.base import DocStore
 from citerag.store.keywords import KeywordIndex, KeywordKind
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "PageSet", "page_texts", "refresh_state"]
 
 
-class Places(Mapping[str, dict[str, Any]]):
+class Places(Mapping[str, Place]):
     """Chunk id -> place over every document, iterated in document-id order."""
 
-    def __init__(self, docs: list[DocState], index: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, docs: list[DocState], index: dict[str, Place]) -> None:
         self._docs = docs
         self._index = index
 
-    def __getitem__(self, chunk_id: str) -> dict[str, Any]:
+    def __getitem__(self, chunk_id: str) -> Place:
         return self._index[chunk_id]
 
     def __contains__(self, chunk_id: object) -> bool:
@@ -61,7 +61,7 @@ class PageSet:
     keys: list[PageKey]
     chunk_ids: dict[PageKey, list[str]]
     vectors: np.ndarray | None  # one normalized head vector per key, or None when absent
-    statement_ids: frozenset[str] = frozenset()  # pages that are financial statements
+    statement_ids: frozenset[str] = frozenset()  # the domain's key pages (a filing's statements)
 
     def position(self) -> dict[str, int]:
         return {key.id: i for i, key in enumerate(self.keys)}
@@ -73,7 +73,7 @@ class CollectionState:
         name: str,
         docs: dict[str, DocState],
         keywords: KeywordIndex,
-        index: dict[str, dict[str, Any]] | None = None,
+        index: dict[str, Place] | None = None,
     ) -> None:
         self.name = name
         self.docs = dict(sorted(docs.items()))
@@ -165,10 +165,14 @@ class CollectionState:
 
 
 def refresh_state(
-    state: CollectionState | None, docstore: DocStore, keywords: KeywordIndex, collection: str
+    state: CollectionState | None,
+    docstore: DocStore,
+    keywords: KeywordIndex,
+    collection: str,
+    vocabulary: DomainVocabulary = GENERIC,
 ) -> CollectionState:
     """`state` brought in line with the docstore's ready documents (itself when nothing
-    changed); a None state is loaded whole (a cold open)."""
+    changed); a None state is loaded whole (a cold open). `vocabulary` finds key pages."""
     wanted = {r.doc_id: r.created_at for r in docstore.list_documents(collection)}
     cold = state is None
     current = state or CollectionState(collection, {}, keywords)
@@ -176,7 +180,7 @@ def refresh_state(
     if not load and not drop and not cold:
         return current
     sync_keywords(docstore, keywords, collection, load, None if cold else drop)
-    loaded = [load_doc_state(docstore, collection, d, wanted[d]) for d in load]
+    loaded = [load_doc_state(docstore, collection, d, wanted[d], vocabulary) for d in load]
     return current.with_changes(loaded, drop)
 
 

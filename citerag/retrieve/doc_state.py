@@ -1,8 +1,9 @@
 """What retrieval keeps in memory of one ready document, loaded without its chunks' text.
 
 Per chunk: its place (document, page, section, block type, label and enrichment lists, shared
-strings). Per page: its key, the ids of its chunks, whether it is a financial statement, and its
-head vector. A statement page needs its first lines, so only the first chunk of each page that
+strings). Per page: its key, the ids of its chunks, whether it is one of the domain's key pages
+(a filing's financial statements: `citerag.domain`), and its head vector. A key page needs its
+first lines, so only the first chunk of each page that
 holds a table is read (and, for the rare first chunk with fewer lines than the title search
 needs, that page's other chunks).
 """
@@ -17,14 +18,17 @@ from typing import Any
 
 import numpy as np
 
+from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
-from citerag.retrieve.pages import PageKey, merged_text
-from citerag.retrieve.statement_pages import LINES_SEARCHED, has_statement_title
+from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
+# What filters and rankings read of a chunk: PLACE_KEYS and LIST_FIELDS, the values as the
+# docstore's chunk metadata holds them (a str id, an int page, tuples of list-field values).
+Place = dict[str, Any]
 _NOTHING: tuple[str, ...] = ()
 
 
@@ -32,14 +36,21 @@ _NOTHING: tuple[str, ...] = ()
 class DocState:
     doc_id: str
     version: float  # the record's created_at: a document ingested again is loaded again
-    places: dict[str, dict[str, Any]]  # chunk id -> place, in chunk order
+    places: dict[str, Place]  # chunk id -> place, in chunk order
     pages: tuple[PageKey, ...]  # in order of first appearance
     chunk_ids: dict[PageKey, list[str]]
     statement_ids: frozenset[str]
     vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
 
 
-def load_doc_state(docstore: DocStore, collection: str, doc_id: str, version: float) -> DocState:
+def load_doc_state(
+    docstore: DocStore,
+    collection: str,
+    doc_id: str,
+    version: float,
+    vocabulary: DomainVocabulary = GENERIC,
+) -> DocState:
+    """The document's state; its key pages are those `vocabulary` knows by their title."""
     chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, *LIST_FIELDS))
     places = {c.chunk_id: _place(c) for c in chunks}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
@@ -53,12 +64,12 @@ def load_doc_state(docstore: DocStore, collection: str, doc_id: str, version: fl
         if chunk.metadata.get(BLOCK_TYPE) == "table":
             with_tables.add(key)
     pages = tuple(chunk_ids)
-    statements = _statement_pages(docstore, collection, with_tables, first, chunk_ids)
+    statements = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
     vectors = _head_vectors(docstore, collection, pages)
     return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors)
 
 
-def _place(chunk: ChunkMetadata) -> dict[str, Any]:
+def _place(chunk: ChunkMetadata) -> Place:
     """What filters read of a chunk; repeated strings are shared and empty lists are one tuple,
     since a collection holds a place per chunk."""
     held = chunk.metadata
@@ -67,7 +78,7 @@ def _place(chunk: ChunkMetadata) -> dict[str, Any]:
     return place
 
 
-def _shared(value: Any) -> Any:
+def _shared(value: object) -> object:
     return sys.intern(value) if isinstance(value, str) else value
 
 
@@ -77,8 +88,9 @@ def _statement_pages(
     with_tables: set[PageKey],
     first: dict[PageKey, ChunkMetadata],
     chunk_ids: dict[PageKey, list[str]],
+    vocabulary: DomainVocabulary,
 ) -> frozenset[str]:
-    keys = [key for key in chunk_ids if key in with_tables]
+    keys = [key for key in chunk_ids if key in with_tables and vocabulary.key_page_titles]
     if not keys:
         return frozenset()
     heads = docstore.get_chunks(collection, [first[key].chunk_id for key in keys])
@@ -88,10 +100,10 @@ def _statement_pages(
         text = head_text.get(first[key].chunk_id, "")
         if sum(1 for line in text.splitlines() if line.strip()) < LINES_SEARCHED:
             short.append(key)
-        elif has_statement_title(text):
+        elif vocabulary.is_key_page(text):
             found.add(key.id)
     for key in short:  # the title search reads past the first chunk
-        if has_statement_title(merged_text(docstore.get_chunks(collection, chunk_ids[key]))):
+        if vocabulary.is_key_page(merged_text(docstore.get_chunks(collection, chunk_ids[key]))):
             found.add(key.id)
     return frozenset(found)
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
-from citerag.plan.filters import entity_matcher
-from citerag.plan.references import years
+from citerag.text.dates import years
+from citerag.text.mentions import entity_matcher
 
 # A list field's value index: case-folded value -> ids of the chunks that carry it.
 ValueIndex = Callable[[str], Mapping[str, set[str]]]

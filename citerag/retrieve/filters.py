@@ -9,7 +9,7 @@ list must match what the list holds, case-blind for text.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from llama_index.core.vector_stores.types import (
@@ -70,7 +70,7 @@ def check_filters(filters: MetadataFilters | None) -> None:
             raise InputError(f"Filter operator {item.operator.value!r} is not supported here.")
 
 
-def matches(metadata: Mapping[str, Any], filters: MetadataFilters | None) -> bool:
+def matches(metadata: Mapping[str, object], filters: MetadataFilters | None) -> bool:
     if filters is None or not filters.filters:
         return True
     results = (
@@ -133,7 +133,19 @@ def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[st
     return page_range, doc_ids
 
 
-def _holds(metadata: Mapping[str, Any], item: MetadataFilter) -> bool:
+def vector_filters(filters: MetadataFilters | None) -> MetadataFilters | None:
+    """What the vector index applies itself: the page bounds and document ids of `pushdown`."""
+    page_range, doc_ids = pushdown(filters)
+    items: list[MetadataFilter | MetadataFilters] = []
+    if page_range is not None:
+        items.append(MetadataFilter(key=PAGE, value=page_range.first, operator=FilterOperator.GTE))
+        items.append(MetadataFilter(key=PAGE, value=page_range.last, operator=FilterOperator.LTE))
+    if doc_ids is not None:
+        items.append(MetadataFilter(key=DOC_ID, value=doc_ids, operator=FilterOperator.IN))
+    return MetadataFilters(filters=items) if items else None
+
+
+def _holds(metadata: Mapping[str, object], item: MetadataFilter) -> bool:
     if item.key not in metadata:
         return False
     held = metadata[item.key]
@@ -153,9 +165,9 @@ def _leaves(filters: MetadataFilters | None) -> list[MetadataFilter]:
     return leaves
 
 
-def _as_list(value: Any) -> list[Any]:
+def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple | set) else [value]
 
 
-def _folded(values: Any) -> set[str]:
+def _folded(values: Iterable[object]) -> set[str]:
     return {str(v).casefold() for v in values}

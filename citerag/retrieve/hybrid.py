@@ -1,13 +1,13 @@
 """Hybrid retrieval as a LlamaIndex `BaseRetriever`: chunk hits and page evidence, fused.
 
-Chunks are found by the vector index and by BM25 (the question plus the filing words its terms
-stand for), fused by reciprocal rank with the candidates ranked by their best sentence and with
-the soft evidence of what the question names (entities, years, quoted phrases, topics:
-`citerag.retrieve.evidence`). Pages are found by their head vectors, by BM25 over their
-whole text and by how many fused chunks they hold (and, for a question in statement or metric
-words, the document's financial statement pages by BM25); those rankings are fused too, and a
-chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
-question uses filing vocabulary, where the expanded words are precise and embeddings are not.
+Chunks are found by the vector index and by BM25 (the question plus the document words its
+domain terms stand for: the article's `DomainVocabulary`), fused by reciprocal rank with the
+candidates ranked by their best sentence and with the soft evidence of what the question names
+(entities, years, quoted phrases, topics: `citerag.retrieve.evidence`). Pages are found by their
+head vectors, by BM25 over their whole text and by how many fused chunks they hold (and, for a
+question in the domain's words, the domain's key pages by BM25); those rankings are fused too,
+and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
+question uses the domain's words, where the expanded words are precise and embeddings are not.
 A top page with no chunk among the hits contributes its best chunk by keywords.
 `QueryFusionRetriever` fuses flat lists with a fixed k and no weights, so it cannot carry the
 page level; this class does the same fusion with both.
@@ -26,28 +26,32 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.domain import DomainVocabulary
 from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
-from citerag.retrieve.filters import check_filters, pushdown
+from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import reciprocal_rank_fusion
-from citerag.retrieve.query_terms import filing_terms, keyword_query
+from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
+
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    top_k_each: int = 35  # candidates from each of BM25 and the vector index
-    rrf_k: int = 10
-    fusion_top_n: int = 25
-    page_weight: float = 1.0  # how much a chunk's page evidence adds to its own score
+    top_k_each: int = _DEFAULTS.similarity_top_k_fusion  # from each of BM25 and the vectors
+    rrf_k: int = _DEFAULTS.rrf_k
+    fusion_top_n: int = _DEFAULTS.fusion_top_n
+    page_weight: float = _DEFAULTS.page_weight  # how much a chunk's page evidence adds
     top_pages: int = 10  # pages whose evidence counts
-    # How much more keyword rankings count when the question uses filing vocabulary
-    # (statement names, metrics): the expanded words are precise there, embeddings are not.
-    filing_keyword_weight: float = 2.0
+    # How much more keyword rankings count when the question uses the domain's words
+    # (a filing's statement names, metrics): the expanded words are precise, embeddings are not.
+    filing_keyword_weight: float = _DEFAULTS.filing_keyword_weight
+    vocabulary: DomainVocabulary = _DEFAULTS.vocabulary  # the article's domain words
     # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
     # vector is the mean of its sentences; on a page of short items (steps, table rows,
     # specifications) that mean matches no question, while one of its sentences does.
-    sentence_weight: float = 1.0
+    sentence_weight: float = _DEFAULTS.sentence_weight
     evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
 
@@ -81,6 +85,10 @@ class HybridRetriever(BaseRetriever):
         self._settings = settings or RetrievalSettings()
         self._filters = filters
         super().__init__(callback_manager=callback_manager)
+
+    @property
+    def _words(self) -> DomainVocabulary:
+        return self._settings.vocabulary
 
     @property
     def is_empty(self) -> bool:
@@ -145,7 +153,7 @@ class HybridRetriever(BaseRetriever):
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
     def _keyword_weight(self, question: str) -> float:
-        return self._settings.filing_keyword_weight if filing_terms(question) else 1.0
+        return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
         embedding = query_bundle.embedding
@@ -166,14 +174,12 @@ class HybridRetriever(BaseRetriever):
         pushed_ids: Sequence[str] | None = None,
     ) -> list[str]:
         """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
-        page_range, doc_ids = pushdown(self._filters)
         hits = self._vectors.search(
             self._state.name,
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
-            page_range=page_range,
-            doc_ids=doc_ids,
-            ids=pushed_ids,
+            filters=vector_filters(self._filters),
+            node_ids=pushed_ids,
         )[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places
@@ -181,7 +187,7 @@ class HybridRetriever(BaseRetriever):
 
     def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
         hits = self._state.keyword_hits(
-            "chunk", keyword_query(question), self._settings.top_k_each, allowed
+            "chunk", self._words.keyword_query(question), self._settings.top_k_each, allowed
         )
         return [chunk_id for chunk_id, _ in hits]
 
@@ -197,7 +203,10 @@ class HybridRetriever(BaseRetriever):
         by_keywords = [
             page_id
             for page_id, _ in self._state.keyword_hits(
-                "page", keyword_query(question), self._settings.top_k_each, allowed_pages
+                "page",
+                self._words.keyword_query(question),
+                self._settings.top_k_each,
+                allowed_pages,
             )
         ]
         kw_weight = self._keyword_weight(question)
@@ -214,16 +223,17 @@ class HybridRetriever(BaseRetriever):
         return fused[: self._settings.top_pages]
 
     def _statement_pages(self, question: str, allowed: set[str] | None) -> list[str]:
-        """Statement pages by keywords, when the question uses statement or metric words."""
+        """The domain's key pages (a filing's statements) by keywords, when the question uses
+        the domain's words."""
         page_set = self._state.pages
-        if not page_set.statement_ids or not filing_terms(question):
+        if not page_set.statement_ids or not self._words.terms(question):
             return []
         candidates = set(page_set.statement_ids)
         if allowed is not None:
             candidates &= allowed
         if not candidates:
             return []
-        query = keyword_query(question)
+        query = self._words.keyword_query(question)
         hits = self._state.keyword_hits("page", query, len(candidates), candidates)
         return [page_id for page_id, _ in hits]
 
@@ -279,5 +289,7 @@ class HybridRetriever(BaseRetriever):
         candidates = [c for c in on_page if allowed is None or c in allowed]
         if not candidates:
             return None
-        hits = self._state.keyword_hits("chunk", keyword_query(question), 1, set(candidates))
+        hits = self._state.keyword_hits(
+            "chunk", self._words.keyword_query(question), 1, set(candidates)
+        )
         return hits[0][0] if hits else candidates[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from citerag.retrieve.pages import keyword_entries
+from citerag.retrieve.page_evidence import keyword_entries
 from citerag.store.base import DocStore
 from citerag.store.keywords import KeywordIndex
 

@@ -7,29 +7,37 @@ that gain metadata are copied first: a node from the docstore is never changed i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    NodeRelationship,
+    NodeWithScore,
+    QueryBundle,
+    TextNode,
+)
 from pydantic import Field, PrivateAttr
 
-from citerag.answer.highlights import select_highlights
 from citerag.nodes import (
     HIGHLIGHTS,
+    NodeHighlight,
     doc_name_of,
     neighbour_id,
     page_of,
     sentences_of,
     start_of,
 )
-from citerag.retrieve.rerank import query_vector_of
+from citerag.retrieve.highlights import select_highlights
+from citerag.retrieve.rerank import RerankPostprocessor, query_vector_of
 
 SentenceVectors = Callable[[Sequence[str]], Mapping[str, np.ndarray]]
 NodeLookup = Callable[[Sequence[str]], Sequence[TextNode]]
 
 
-def highlights_of(node: TextNode) -> list[dict[str, Any]]:
+def highlights_of(node: BaseNode) -> list[NodeHighlight]:
     """The highlights a `HighlightPostprocessor` put on the node (text, offsets, score)."""
     return list(node.metadata.get(HIGHLIGHTS, []))
 
@@ -75,7 +83,7 @@ class HighlightPostprocessor(BaseNodePostprocessor):
                 query_vector,
                 k=self.per_node,
             )
-            highlights = [
+            highlights: list[NodeHighlight] = [
                 {
                     "text": h.highlight.text,
                     "startOffset": h.highlight.startOffset,
@@ -132,7 +140,7 @@ class NeighbourExpansion(BaseNodePostprocessor):
         return result
 
 
-def _edge_neighbour(node: Any) -> str | None:
+def _edge_neighbour(node: BaseNode) -> str | None:
     highlights = highlights_of(node)
     spans = sentences_of(node)
     if not highlights or not spans:
@@ -163,3 +171,21 @@ def _reading_position(scored: NodeWithScore) -> tuple[str, int, int]:
     node = scored.node
     start = start_of(node) if isinstance(node, TextNode) else 0
     return doc_name_of(node), page_of(node), start
+
+
+@dataclass(frozen=True)
+class SourcePostprocessors:
+    """What a question's candidates pass through, in this order: the reranker (which also cuts
+    them to the answer's budget), then the highlighter."""
+
+    reranker: RerankPostprocessor
+    highlighter: HighlightPostprocessor
+
+    @property
+    def steps(self) -> list[BaseNodePostprocessor]:
+        return [self.reranker, self.highlighter]
+
+    @property
+    def reranks(self) -> bool:
+        """True when a scorer reorders the candidates (not only a cut to the budget)."""
+        return self.reranker.name != "none"

@@ -22,6 +22,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field, PrivateAttr
 
 from citerag.embed.embedder import Embedder
+from citerag.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,7 @@ class ColbertScorer:
     name = "colbert"
 
     def __init__(self, checkpoint: str, doc_maxlen: int = 512, query_maxlen: int = 32) -> None:
+        require("colbert", "colbert", "ColBERT (colbert-ai)")
         from colbert.infra import ColBERTConfig
         from colbert.modeling.checkpoint import Checkpoint
 
@@ -150,7 +152,7 @@ class ColbertScorer:
             checkpoint=checkpoint, doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, gpus=0
         )
         self._config = config
-        self._checkpoint: Any = Checkpoint(checkpoint, colbert_config=config, verbose=0)
+        self._checkpoint = Checkpoint(checkpoint, colbert_config=config, verbose=0)
 
     def score(self, query: QueryBundle, nodes: Sequence[NodeWithScore]) -> list[float]:
         import torch

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 from fastapi import FastAPI
@@ -16,8 +15,9 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from citerag.serve.errors import error_body, install_error_handlers
-from citerag.serve.pages import PageSource
+from citerag.article import DEFAULT_COLLECTION
+from citerag.serve.api_errors import error_body, install_error_handlers
+from citerag.serve.page_images import PageSource
 from citerag.serve.routes_documents import router as documents_router
 from citerag.serve.routes_query import router as query_router
 from citerag.serve.state import ENGINE_THREADS, Served, ServedEngine
@@ -27,9 +27,13 @@ STATIC_DIR = Path(__file__).parent / "static"
 MULTIPART_SLACK = 64 * 1024  # boundaries and headers around the file in an upload body
 
 
-def create_app(engine: ServedEngine, pdf_folders: Sequence[Path] = ()) -> FastAPI:
+def create_app(
+    engine: ServedEngine,
+    pdf_folders: Sequence[Path] = (),
+    default_collection: str = DEFAULT_COLLECTION,
+) -> FastAPI:
     """The API over `engine` (its owner closes it); PDFs for the viewer come from the uploads
-    and from `pdf_folders`."""
+    and from `pdf_folders`; a question that names no collection asks `default_collection`."""
     settings = engine.settings
     files = FileStore(settings.storage_dir / "uploads")
     state = Served(
@@ -38,6 +42,7 @@ def create_app(engine: ServedEngine, pdf_folders: Sequence[Path] = ()) -> FastAP
         uploads=UploadJobs(engine, files),
         pages=PageSource(settings, files, pdf_folders),
         limiter=anyio.CapacityLimiter(ENGINE_THREADS),
+        default_collection=default_collection,
     )
 
     @asynccontextmanager
@@ -135,7 +140,7 @@ class BodyLimit:
         await _send_json(send, 413, body)
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, body: Mapping[str, object]) -> None:
     data = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

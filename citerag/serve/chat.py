@@ -14,7 +14,6 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 from citerag.answer.contract import AnswerResult
 
@@ -33,7 +32,7 @@ def usage_of(result: AnswerResult) -> dict[str, int] | None:
     return {"prompt_tokens": 0, "completion_tokens": total, "total_tokens": total}
 
 
-def chat_completion(result: AnswerResult, model: str) -> dict[str, Any]:
+def chat_completion(result: AnswerResult, model: str) -> dict[str, object]:
     contract = result.to_dict()
     return {
         "id": completion_id(),
@@ -58,10 +57,10 @@ def answer_pieces(answer: str) -> list[str]:
     return _PIECE.findall(answer)
 
 
-def chunks(result: AnswerResult, model: str) -> Iterator[dict[str, Any]]:
+def chunks(result: AnswerResult, model: str) -> Iterator[dict[str, object]]:
     ident, created = completion_id(), int(time.time())
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    def chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
         return {
             "id": ident,
             "object": "chat.completion.chunk",

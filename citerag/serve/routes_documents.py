@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Query, Response, UploadFile
 from fastapi.responses import JSONResponse
 
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.schemas import BoxesRequest
 from citerag.serve.security import multipart_file_name, safe_collection, safe_document_name
 from citerag.serve.state import Served, State, require_key
 from citerag.serve.uploads import check_upload
-from citerag.tree.service import find_tree
+from citerag.tree.stored import find_tree
 
 router = APIRouter(dependencies=[Depends(require_key)], tags=["documents"])
 DOCUMENT = "/api/collections/{collection}/documents/{name}"
@@ -36,12 +37,13 @@ async def upload(
     data = await file.read(cap + 1)
     check_upload(data, name, cap)
     job = await state.run(state.uploads.submit, data, name, collection)
-    body = {**job.to_dict(), "statusUrl": f"/api/uploads/{job.id}"}
-    return JSONResponse(body, status_code=202, headers={"Location": body["statusUrl"]})
+    status_url = f"/api/uploads/{job.id}"
+    body = {**job.to_dict(), "statusUrl": status_url}
+    return JSONResponse(body, status_code=202, headers={"Location": status_url})
 
 
 @router.get("/api/uploads/{job_id}", summary="An upload's ingest status and progress")
-async def upload_status(job_id: str, state: State) -> dict[str, Any]:
+async def upload_status(job_id: str, state: State) -> Mapping[str, object]:
     return state.uploads.get(job_id).to_dict()
 
 
@@ -61,7 +63,7 @@ async def document_tree(
     name: str,
     state: State,
     collection: Annotated[str, Query(description="the document's collection")] = "default",
-) -> dict[str, Any]:
+) -> Mapping[str, object]:
     """`{"doc_name", "structure"}`: nested nodes with `title`, `node_id`, `start_index`,
     `end_index` (pages), `summary` and `nodes`. 404 when the document or its tree is absent."""
     collection, name = safe_collection(collection), safe_document_name(name)
@@ -69,7 +71,7 @@ async def document_tree(
 
 
 @router.delete(DOCUMENT, summary="Remove a document (every version of that name)")
-async def delete_document(collection: str, name: str, state: State) -> dict[str, Any]:
+async def delete_document(collection: str, name: str, state: State) -> Mapping[str, object]:
     collection, name = safe_collection(collection), safe_document_name(name)
     removed = await state.run(_delete, state, collection, name)
     return {"deleted": removed, "collection": collection, "name": name}
@@ -100,7 +102,7 @@ async def page_boxes(
     page: int,
     body: BoxesRequest,
     state: State,
-) -> dict[str, Any]:
+) -> Mapping[str, object]:
     """Page size in PDF points (origin top-left) and one box per highlight (null: not found)."""
     path = await state.run(_pdf_path, state, collection, name)
     return await state.run(state.pages.boxes, path, page, body.highlights)
@@ -121,9 +123,9 @@ def _delete(state: Served, collection: str, name: str) -> int:
     return removed
 
 
-def _tree(state: Served, collection: str, name: str) -> dict[str, Any]:
+def _tree(state: Served, collection: str, name: str) -> Mapping[str, object]:
     record = state.ready_document(collection, name)
-    tree = find_tree(state.engine, collection, record.doc_id)
+    tree = find_tree(state.engine.docstore, collection, record.doc_id)
     if tree is None:
         raise ApiError(
             404,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
@@ -18,11 +17,12 @@ router = APIRouter(dependencies=[Depends(require_key)])
 
 
 @router.post("/api/rag/query", tags=["questions"], summary="Answer a question with sources")
-async def rag_query(body: QueryRequest, state: State) -> dict[str, Any]:
+async def rag_query(body: QueryRequest, state: State) -> Mapping[str, object]:
     """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`
     (`metadata.subQuestions`: each sub-question's `question`, `tool`, `filters`, `citations`).
     `mode` picks how it is answered, as `main.py query --mode` does."""
-    collection = safe_collection(body.collection)
+    named = "collection" in body.model_fields_set
+    collection = safe_collection(body.collection if named else state.default_collection)
     result = await state.run(
         state.answer,
         body.query,
@@ -41,7 +41,9 @@ async def rag_query(body: QueryRequest, state: State) -> dict[str, Any]:
     summary="OpenAI-compatible chat completion; `model` is the collection",
     response_model=None,
 )
-async def chat_completions(body: ChatRequest, state: State) -> dict[str, Any] | StreamingResponse:
+async def chat_completions(
+    body: ChatRequest, state: State
+) -> Mapping[str, object] | StreamingResponse:
     """`stream: false`: a `chat.completion` with extra `sources` and `metadata` fields.
 
     `stream: true`: `chat.completion.chunk` events whose content joins to the same answer; the
@@ -79,7 +81,7 @@ async def _async(events: Iterator[str]) -> AsyncIterator[str]:
 
 
 @router.get("/v1/models", tags=["openai"], summary="The collections, as OpenAI models")
-async def models(state: State) -> dict[str, Any]:
+async def models(state: State) -> Mapping[str, object]:
     names = await state.run(state.engine.docstore.collections)
     now = int(time.time())
     return {

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
+from citerag.plan.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
 from citerag.query.conversation import ROLES, ChatTurn
-from citerag.query.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
-from citerag.serve.errors import Refused
+from citerag.serve.api_errors import Refused
 from citerag.store.base import PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 
 MAX_TOP_K_FILES = 20
 T = TypeVar("T")
@@ -32,7 +32,11 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     query: str = Field(description=f"the question (up to {MAX_QUESTION_CHARS} characters)")
-    collection: str = Field(default="default", description="the collection to ask")
+    collection: str = Field(
+        default="default",
+        description="the collection to ask (default: the collection of `serve --article`'s "
+        "article, else 'default')",
+    )
     top_k: int | None = Field(
         default=None, alias="topK", description=f"number of sources (1 to {MAX_TOP_K})"
     )
@@ -64,7 +68,7 @@ class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: str
-    content: str | list[dict[str, Any]] | None = None
+    content: str | list[dict[str, object]] | None = None
 
     def text(self) -> str:
         if isinstance(self.content, str):

@@ -5,24 +5,33 @@ from __future__ import annotations
 import hmac
 import re
 
-from fastapi import Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from citerag.engine import check_collection_name
 from citerag.errors import InputError
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f]")
 MAX_NAME_CHARS = 200
 
 
-def check_api_key(request: Request, expected: str) -> None:
-    """Nothing when no key is configured; else `Authorization: Bearer KEY` or `X-API-Key`."""
+# The two ways a client may send the key; declared through fastapi.security so that /docs
+# shows them (its "Authorize" button) and each route's OpenAPI entry names them.
+BEARER = HTTPBearer(auto_error=False, description="`Authorization: Bearer KEY`")
+KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, description="`X-API-Key: KEY`")
+
+
+def given_key(bearer: HTTPAuthorizationCredentials | None, header: str | None) -> str:
+    """The key the request sent: the bearer token when there is one, else `X-API-Key`."""
+    if bearer is not None and bearer.credentials.strip():
+        return bearer.credentials.strip()
+    return header or ""
+
+
+def check_api_key(given: str, expected: str) -> None:
+    """Nothing when no key is configured; else a 401 unless `given` is the key."""
     if not expected:
         return
-    given = request.headers.get("x-api-key", "")
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token:
-        given = token.strip()
     if not given:
         raise ApiError(401, "This server needs an API key; send it as 'Authorization: Bearer KEY'.")
     if not hmac.compare_digest(given.encode(), expected.encode()):

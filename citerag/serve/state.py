@@ -5,24 +5,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 import anyio
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
+from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn
 from citerag.query.modes import answer_question
-from citerag.serve.errors import ApiError
-from citerag.serve.pages import PageSource
-from citerag.serve.security import check_api_key
+from citerag.serve.api_errors import ApiError
+from citerag.serve.page_images import PageSource
+from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange
-from citerag.tree.pipeline import TOP_K_FILES
+from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord
 
 T = TypeVar("T")
@@ -53,6 +56,13 @@ class ServedEngine(Protocol):
 
     def delete(self, name: str, collection: str) -> int: ...
 
+    @property
+    def answerer(self) -> LLMChat | None: ...
+
+    def tree_answer(
+        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
+    ) -> AnswerResult: ...
+
 
 @dataclass
 class Served:
@@ -61,8 +71,9 @@ class Served:
     uploads: UploadJobs
     pages: PageSource
     limiter: anyio.CapacityLimiter
+    default_collection: str = DEFAULT_COLLECTION  # a question that names none asks this one
 
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
+    async def run(self, function: Callable[..., T], *args: object) -> T:
         """A blocking engine call on a worker thread, so the event loop keeps serving."""
         return await anyio.to_thread.run_sync(function, *args, limiter=self.limiter)
 
@@ -106,8 +117,12 @@ def served(request: Request) -> Served:
     return state
 
 
-def require_key(request: Request) -> None:
-    check_api_key(request, served(request).settings.api_key)
+def require_key(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+    header: Annotated[str | None, Security(KEY_HEADER)],
+) -> None:
+    check_api_key(given_key(bearer, header), served(request).settings.api_key)
 
 
 State = Annotated[Served, Depends(served)]

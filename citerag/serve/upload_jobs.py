@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from citerag.store.atomic_dirs import write_json_atomically
+from citerag.types import JSONObject
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 2  # a PDF whose ingest took the server down twice is not tried a third time
@@ -35,7 +36,7 @@ class UploadJob:
     stage: str = "queued"
     progress: float = 0.0
     message: str = ""
-    outcome: dict[str, Any] | None = None
+    outcome: JSONObject | None = None
     created: float = field(default_factory=time.time)
     sha256: str = ""  # of the uploaded bytes: tells a kept copy of them from an older file
     attempts: int = 0  # ingests started; one more than finished means a crash cut it short
@@ -44,7 +45,7 @@ class UploadJob:
     def finished(self) -> bool:
         return self.status not in UNFINISHED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
     @classmethod

@@ -24,7 +24,7 @@ from citerag.ingest.pipeline import STAGES as INGEST_STAGES
 from citerag.ingest.pipeline import Progress
 from citerag.ingest.shelf import Ingests, ingest_one
 from citerag.parse.validate import inspect_pdf
-from citerag.serve.errors import ApiError
+from citerag.serve.api_errors import ApiError
 from citerag.serve.upload_jobs import JobRecords, UploadJob, interrupted_reason, sweep_staging
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+
+from citerag.types import JSONValue
 
 
-def write_json_atomically(path: Path, data: Any) -> None:
+def write_json_atomically(path: Path, data: JSONValue) -> None:
     """`data` as JSON at `path`: readers see the old file or the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}", suffix=".tmp")

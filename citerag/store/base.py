@@ -1,15 +1,18 @@
-"""The storage seams: a docstore for text and relations, a vector index for ids and vectors."""
+"""The storage seams: a docstore for text and relations, a vector index for ids and vectors,
+and the `Stores` bundle of them with the keyword index (`citerag.store.keywords`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores.types import MetadataFilters
 
-from citerag.types import DocumentRecord
+from citerag.store.keywords import KeywordIndex
+from citerag.types import DocumentRecord, JSONObject
 
 
 @dataclass
@@ -69,8 +72,8 @@ class DocStore(Protocol):
     def count_chunks(self, collection: str, doc_id: str) -> int: ...
     def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]: ...
     def delete_document(self, collection: str, doc_id: str) -> None: ...
-    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None: ...
-    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None: ...
+    def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None: ...
+    def get_tree(self, collection: str, doc_id: str) -> JSONObject | None: ...
     def collections(self) -> list[str]:
         """The collections holding at least one ready document (one being ingested, or left
         pending by a crash, does not make its collection exist)."""
@@ -89,10 +92,14 @@ class VectorIndex(Protocol):
         collection: str,
         vectors: np.ndarray,
         top_k: int,
-        page_range: PageRange | None = None,
-        doc_ids: Sequence[str] | None = None,
-        ids: Sequence[str] | None = None,  # only these chunk ids (candidate-id filtering)
-    ) -> list[list[tuple[str, float]]]: ...
+        filters: MetadataFilters | None = None,
+        node_ids: Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Per query vector, (chunk id, cosine similarity) pairs, best first, at most `top_k`,
+        among the rows `filters` match (keys: the chunk metadata the index keeps as fields)
+        and, when given, among `node_ids` (as LlamaIndex's `VectorStoreQuery` has them)."""
+        ...
+
     def count(self, collection: str, doc_id: str | None = None) -> int: ...
     def ids_of(self, collection: str, doc_id: str) -> list[str]: ...
     def delete_document(self, collection: str, doc_id: str) -> None: ...
@@ -100,3 +107,30 @@ class VectorIndex(Protocol):
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]: ...
     def has_collection(self, collection: str) -> bool: ...
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Every store a collection lives in: text, relations and section trees (the docstore),
+    vectors and filterable scalars, keywords. Ingest, repair and delete write all three."""
+
+    docstore: DocStore
+    vectors: VectorIndex
+    keywords: KeywordIndex
+
+    def remove_document(self, collection: str, doc_id: str) -> None:
+        """Delete a document everywhere: vectors, keyword entries, then the docstore.
+
+        The record turns `pending` first: a delete cut short then leaves a document that split-
+        brain repair leaves alone (and a re-ingest replaces), not one it would restore."""
+        record = self.docstore.get_document(collection, doc_id)
+        if record is not None and record.status != "pending":
+            self.docstore.put_document(replace(record, status="pending"))
+        self.vectors.delete_document(collection, doc_id)
+        self.keywords.remove_document(collection, doc_id)
+        self.docstore.delete_document(collection, doc_id)
+
+    def close(self) -> None:
+        self.keywords.close()
+        self.vectors.close()
+        self.docstore.close()

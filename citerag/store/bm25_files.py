@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, retire, swap_in
-from citerag.store.bm25_index import tokenize
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
+from citerag.text.tokens import tokenize
 
 IDS_FILE = "ids.json"
 MAX_LOOSE = 32  # documents searched one by one before the merged segment is made again

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from citerag.errors import ConfigError
+from citerag.extras import require
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.keywords import KeywordIndex
 from citerag.store.milvus_index import MilvusIndex, is_server_uri
 from citerag.store.milvus_keywords import MilvusKeywordIndex
-from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
 
 
 def open_docstore(settings: Settings) -> DocStore:
     """MongoDB when `mongodb_uri` is set, else the SQLite file in the storage folder."""
     if settings.mongodb_uri:
+        require("pymongo", "mongo", "MongoDB support (pymongo)")
+        from citerag.store.mongo_docstore import MongoDocStore  # imports pymongo
+
         return MongoDocStore(settings.mongodb_uri, settings.mongodb_database)
     settings.storage_dir.mkdir(parents=True, exist_ok=True)
     return SQLiteDocStore(settings.sqlite_path)

@@ -6,7 +6,8 @@ document on both sides with their health, and a sample of rows without their vec
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 from citerag.store.base import DocStore
 from citerag.store.milvus_index import MilvusIndex
@@ -14,11 +15,37 @@ from citerag.store.milvus_index import MilvusIndex
 PREVIEW_SHOWN = 60
 
 
+class FieldRow(TypedDict):
+    name: str
+    type: str
+    primary: bool
+
+
+class DocumentHealth(TypedDict):
+    name: str
+    docId: str
+    status: str
+    rowsInMilvus: int
+    chunksInDocstore: int
+    health: str
+
+
+class Inspection(TypedDict):
+    collection: str
+    milvusCollection: str
+    capabilities: Mapping[str, object]
+    fields: list[FieldRow]
+    indexes: list[Mapping[str, object]]
+    rows: int
+    documents: list[DocumentHealth]
+    sample: Sequence[Mapping[str, object]]
+
+
 def inspect_collection(
     docstore: DocStore, vectors: MilvusIndex, collection: str, rows: int = 5
-) -> dict[str, Any]:
+) -> Inspection:
     described = vectors.describe(collection)
-    documents = []
+    documents: list[DocumentHealth] = []
     for record in docstore.list_documents(collection, include_pending=True):
         in_milvus = vectors.count(collection, record.doc_id) if described else 0
         in_docstore = docstore.count_chunks(collection, record.doc_id)
@@ -44,7 +71,7 @@ def inspect_collection(
     }
 
 
-def format_inspection(data: dict[str, Any]) -> str:
+def format_inspection(data: Inspection) -> str:
     caps = data["capabilities"]
     lines = [
         f"Collection {data['collection']!r} (Milvus collection {data['milvusCollection']}) on "
@@ -73,6 +100,6 @@ def format_inspection(data: dict[str, Any]) -> str:
         preview = str(row.get("preview", ""))[:PREVIEW_SHOWN].replace("\n", " ")
         lines.append(
             f"  {row.get('id')}  {row.get('doc_name')}  page {row.get('page')}  "
-            f"{row.get('node_type')}  {row.get('section', '')[:40]!r}  {preview!r}"
+            f"{row.get('node_type')}  {str(row.get('section', ''))[:40]!r}  {preview!r}"
         )
     return "\n".join(lines)

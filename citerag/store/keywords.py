@@ -5,7 +5,7 @@ choice for Milvus servers before 2.5) and Milvus's own BM25 function (full-text 
 sparse field) where the deployment reports it (Milvus Lite 3.x, servers from 2.5). Adding or
 removing a document touches that document only; nothing rebuilds the whole collection.
 
-Both backends see the same tokens (`citerag.store.bm25_index.tokenize`: lower case, stop words
+Both backends see the same tokens (`citerag.text.tokens.tokenize`: lower case, stop words
 out, plurals folded), so a backend whose analyzer has no stemming still ranks stemmed text.
 """
 

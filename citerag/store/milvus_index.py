@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import json
-import logging
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -14,35 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from milvus_lite.server_manager import server_manager_instance
-from pymilvus import DataType, MilvusClient, MilvusException
+from llama_index.core.vector_stores.types import MetadataFilters
+from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
-from citerag.store.base import PageRange, VectorRow
+from citerag.store.base import VectorRow
 from citerag.store.milvus_caps import capabilities
-
-
-class _UnimplementedLiteCall(logging.Filter):
-    """pymilvus 3 asks Milvus Lite's in-process gRPC server for AllocTimestamp when it creates a
-    collection; Lite does not implement it and the call's failure is harmless, but grpc logs it
-    with a traceback that would greet every first ingest."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Method not implemented" not in record.getMessage()
-
-
-logging.getLogger("grpc._server").addFilter(_UnimplementedLiteCall())
-
-
-class _LiteStartFailure(logging.Filter):
-    """Milvus Lite logs a 20-line traceback when its folder is locked or cannot be opened; the
-    index then raises BackendUnavailable with one sentence that says what to do instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Failed to start MilvusLite server" not in record.getMessage()
-
-
-logging.getLogger("milvus_lite.server_manager").addFilter(_LiteStartFailure())
+from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
+from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
@@ -106,7 +81,7 @@ class MilvusIndex:
         except MilvusException as error:
             raise self._unavailable(error) from None
         if not self._server:
-            _lite_users.acquire(uri)
+            lite_users.acquire(uri)
         try:
             self.capabilities = capabilities(
                 str(self._client.get_server_version()), self._server, uri
@@ -133,7 +108,7 @@ class MilvusIndex:
         return self._lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
-        if not self._server and _locked_by_another_process(Path(self._uri)):
+        if not self._server and locked_by_another_process(Path(self._uri)):
             return BackendUnavailable(
                 f"Milvus Lite at {self._uri} is open in another process; stop that process (one "
                 "process at a time can use a Milvus Lite folder) or set MILVUS_URI to a server."
@@ -202,16 +177,17 @@ class MilvusIndex:
         collection: str,
         vectors: np.ndarray,
         top_k: int,
-        page_range: PageRange | None = None,
-        doc_ids: Sequence[str] | None = None,
-        ids: Sequence[str] | None = None,
+        filters: MetadataFilters | None = None,
+        node_ids: Sequence[str] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Per query vector, (chunk id, cosine similarity) pairs, best first; `ids` limits the
-        search to those chunks (how filters on enrichment lists reach Milvus)."""
+        """Per query vector, (chunk id, cosine similarity) pairs, best first, among the rows
+        `filters` match (translated to a Milvus expression); `node_ids` limits the search to
+        those chunks (how filters on enrichment lists reach Milvus)."""
         queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        if top_k < 1 or len(queries) == 0 or any(x is not None and not x for x in (doc_ids, ids)):
+        expression = _search_expression(filters, node_ids)
+        if top_k < 1 or len(queries) == 0 or expression is None:
             return empty
         with self._lock:
             # A loaded collection is searched at once (a has_collection round trip per question
@@ -226,7 +202,7 @@ class MilvusIndex:
                     name,
                     data=list(queries),
                     limit=top_k,
-                    filter=_filter(page_range, doc_ids, ids),
+                    filter=expression,
                     output_fields=["id"],
                 )
             except MilvusException:
@@ -334,55 +310,10 @@ class MilvusIndex:
         with self._lock:
             self._client.close()
             if not self._server:
-                _lite_users.release(self._uri)
+                lite_users.release(self._uri)
 
 
-class _LiteUsers:
-    """Counts open indexes per Milvus Lite folder in this process.
-
-    pymilvus starts one in-process Lite server per folder and never stops it, so the folder stays
-    locked against other processes until exit. The last index to close stops it.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: dict[str, int] = {}
-
-    def acquire(self, uri: str) -> None:
-        with self._lock:
-            key = os.path.abspath(uri)
-            self._counts[key] = self._counts.get(key, 0) + 1
-
-    def release(self, uri: str) -> None:
-        key = os.path.abspath(uri)
-        with self._lock:
-            remaining = self._counts.get(key, 0) - 1
-            if remaining > 0:
-                self._counts[key] = remaining
-                return
-            self._counts.pop(key, None)
-        server_manager_instance.release_server(uri)
-
-
-_lite_users = _LiteUsers()
-
-
-def _locked_by_another_process(folder: Path) -> bool:
-    """Whether another process holds Milvus Lite's lock (pymilvus only says "open failed")."""
-    lock_file = folder.expanduser() / "LOCK"
-    if not lock_file.exists():
-        return False
-    fd = os.open(lock_file, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing the descriptor releases a lock taken here
-    return False
-
-
-def _schema(dim: int) -> Any:
+def _schema(dim: int) -> CollectionSchema:
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
@@ -394,10 +325,10 @@ def _schema(dim: int) -> Any:
     return schema
 
 
-def _entity(row: VectorRow) -> dict[str, Any]:
+def _entity(row: VectorRow) -> dict[str, object]:
     if len(row.chunk_id.encode("utf-8")) > ID_BYTES:
         raise ValueError(f"chunk id {row.chunk_id!r} is longer than {ID_BYTES} bytes")
-    entity: dict[str, Any] = {
+    entity: dict[str, object] = {
         "id": row.chunk_id,
         "vector": np.asarray(row.vector, dtype=np.float32).tolist(),
         "page": int(row.page),
@@ -407,22 +338,16 @@ def _entity(row: VectorRow) -> dict[str, Any]:
     return entity
 
 
-def _filter(
-    page_range: PageRange | None, doc_ids: Sequence[str] | None, ids: Sequence[str] | None = None
-) -> str:
-    clauses = []
-    if page_range is not None:
-        clauses.append(f"page >= {int(page_range.first)} and page <= {int(page_range.last)}")
-    if doc_ids is not None:
-        clauses.append(f"doc_id in [{', '.join(milvus_literal(d) for d in doc_ids)}]")
-    if ids is not None:
-        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in ids)}]")
-    return " and ".join(f"({clause})" for clause in clauses)
-
-
-def milvus_literal(value: str) -> str:
-    # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
-    return json.dumps(value)
+def _search_expression(
+    filters: MetadataFilters | None, node_ids: Sequence[str] | None
+) -> str | None:
+    """The search's Milvus filter, or None when no row can match (no round trip then)."""
+    if (node_ids is not None and not node_ids) or matches_nothing(filters):
+        return None
+    clauses = [milvus_expression(filters)]
+    if node_ids is not None:
+        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in node_ids)}]")
+    return " and ".join(f"({clause})" for clause in clauses if clause)
 
 
 def _readable_field(field: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ partition, so long pages never skew the statistics of short chunks.
 
 Milvus's `standard` analyzer splits on word characters and lower-cases, nothing more: no stop
 words, no stemming, and "3.5" becomes two tokens. By default the stored and queried text is the
-project's own tokens (`bm25_index.tokenize`) joined by spaces, with a number's "." turned into
+project's own tokens (`text.tokens.tokenize`) joined by spaces, with a number's "." turned into
 "_" (a word character) so that it stays one token; Milvus then ranks the same terms as bm25s.
 
 Milvus Lite computes IDF and average length per segment, not per collection: each flushed
@@ -20,21 +20,17 @@ benchmarks/results/keywords.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
 
 from citerag.errors import BackendUnavailable
-from citerag.store.bm25_index import tokenize
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
-from citerag.store.milvus_index import (
-    ID_BYTES,
-    MilvusIndex,
-    milvus_collection_name,
-    milvus_literal,
-    truncate_utf8,
-)
+from citerag.store.milvus_filters import milvus_literal
+from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.text.tokens import tokenize
+from citerag.types import JSONObject, JSONValue, json_int
 
 
 class _LiteSessionTimestamp(logging.Filter):
@@ -101,7 +97,7 @@ class MilvusKeywordIndex:
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         """Replace the document's rows by `entries` (adding the same document twice is safe)."""
         name = keyword_collection_name(collection)
-        rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+        rows: dict[str, list[JSONObject]] = {kind: [] for kind in KINDS}
         for place, entry in enumerate(entries):
             rows[entry.kind].append(self._row(doc_id, place, entry))
         with self._lock:
@@ -184,7 +180,7 @@ class MilvusKeywordIndex:
             self._load(name)
             return {str(row["doc_id"]) for row in self._all_rows(name, ["doc_id"])}
 
-    def _all_rows(self, name: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+    def _all_rows(self, name: str, fields: list[str]) -> Iterator[Mapping[str, JSONValue]]:
         # A plain query answers at most 16384 rows; the iterator pages through any number.
         rows = self._client.query_iterator(
             name, batch_size=QUERY_BATCH, filter='id != ""', output_fields=fields
@@ -207,7 +203,7 @@ class MilvusKeywordIndex:
     def _text(self, text: str) -> str:
         return analyzer_text(text) if self._pretokenize else text
 
-    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> dict[str, Any]:
+    def _row(self, doc_id: str, place: int, entry: KeywordEntry) -> JSONObject:
         if len(entry.id.encode("utf-8")) > ID_BYTES:
             raise ValueError(f"keyword entry id {entry.id!r} is longer than {ID_BYTES} bytes")
         return {
@@ -248,7 +244,7 @@ class MilvusKeywordIndex:
             self._client.flush(name)
 
 
-def _schema() -> Any:
+def _schema() -> CollectionSchema:
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_BYTES)
@@ -283,8 +279,8 @@ class _Hit(NamedTuple):
     place: int
 
 
-def _hit(entity: dict[str, Any], score: float) -> _Hit:
-    return _Hit(str(entity["id"]), score, str(entity["doc_id"]), int(entity["place"]))
+def _hit(entity: Mapping[str, JSONValue], score: float) -> _Hit:
+    return _Hit(str(entity["id"]), score, str(entity["doc_id"]), json_int(entity["place"]))
 
 
 def _rank(hit: _Hit) -> tuple[float, str, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from citerag.errors import BackendUnavailable
 from citerag.nodes import from_record, page_vector_prefix, to_record
 from citerag.store.base import ChunkMetadata
 from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
-from citerag.types import DocumentRecord
+from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
 DOCUMENT_FIELDS = ("doc_id", "name", "collection", "pages", "parser", "status", "created_at")
@@ -116,7 +116,7 @@ class MongoDocStore:
     def list_documents(
         self, collection: str, include_pending: bool = False
     ) -> list[DocumentRecord]:
-        query: dict[str, Any] = {"collection": collection}
+        query: JSONObject = {"collection": collection}
         if not include_pending:
             query["status"] = "ready"
         cursor = self._documents.find(query).sort([("name", ASCENDING), ("doc_id", ASCENDING)])
@@ -163,7 +163,7 @@ class MongoDocStore:
         for data in cursor:
             values = {k: _projected(data, f"node.metadata.{k}") for k in keys}
             metadata = {k: v for k, v in values.items() if v is not None}
-            start = int(_projected(data, "node.start_char_idx") or 0)
+            start = json_int(_projected(data, "node.start_char_idx") or 0)
             found.append(ChunkMetadata(data["id"], start, metadata))
         return found
 
@@ -172,7 +172,7 @@ class MongoDocStore:
 
     def chunk_stats(self, collection: str) -> dict[str, tuple[int, int]]:
         """Per document id (record or not): its chunk count and highest chunk index."""
-        pipeline: list[dict[str, Any]] = [
+        pipeline: list[JSONObject] = [
             {"$match": {"collection": collection}},
             {"$group": {"_id": "$doc_id", "n": {"$sum": 1}, "top": {"$max": "$chunk_index"}}},
         ]
@@ -192,11 +192,11 @@ class MongoDocStore:
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
         self._trees.delete_many({"collection": collection, "doc_id": doc_id})
 
-    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+    def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         key = {"collection": collection, "doc_id": doc_id}
         self._trees.replace_one(key, {**key, "tree": tree}, upsert=True)
 
-    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+    def get_tree(self, collection: str, doc_id: str) -> JSONObject | None:
         found = self._trees.find_one({"collection": collection, "doc_id": doc_id})
         return dict(found["tree"]) if found else None
 
@@ -211,12 +211,12 @@ class MongoDocStore:
         self._client.close()
 
 
-def _projected(data: dict[str, Any], path: str) -> Any:
+def _projected(data: Mapping[str, JSONValue], path: str) -> JSONValue:
     """A projected field: nested as MongoDB returns it, or under its dotted name as nx-27017
     does."""
     if path in data:
         return data[path]
-    value: Any = data
+    value: JSONValue = data
     for part in path.split("."):
         if not isinstance(value, dict) or part not in value:
             return None

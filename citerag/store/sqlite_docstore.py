@@ -22,7 +22,7 @@ from citerag.nodes import (
     to_record,
 )
 from citerag.store.base import ChunkMetadata
-from citerag.types import DocumentRecord
+from citerag.types import DocumentRecord, JSONObject
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -90,7 +90,7 @@ class SQLiteDocStore:
                 raise
             self._conn.execute("COMMIT")
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
@@ -277,14 +277,14 @@ class SQLiteDocStore:
                 "DELETE FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
             )
 
-    def put_tree(self, collection: str, doc_id: str, tree: dict[str, Any]) -> None:
+    def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO trees (collection, doc_id, data) VALUES (?, ?, ?)",
                 (collection, doc_id, json.dumps(tree)),
             )
 
-    def get_tree(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+    def get_tree(self, collection: str, doc_id: str) -> JSONObject | None:
         rows = self._read(
             "SELECT data FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
         )

@@ -13,14 +13,14 @@ from __future__ import annotations
 from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from citerag.plan.filters import SubQuestionFilters, metadata_filters
-from citerag.tools.base import ToolEngine, ToolResult, postprocess
+from citerag.plan.question_filters import SubQuestionFilters, metadata_filters
+from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 
 # field -> "both" (every ranking), "vector" (the vector search only) or "none"
 FILTER_SCOPES: dict[str, str] = {"years": "both", "entities": "none"}
 
 
-class FactsEngine(ToolEngine):
+class FactsQueryEngine(ToolQueryEngine):
     name = "facts"
     description = (
         "Facts from the documents: hybrid keyword and vector search over passages, for any "

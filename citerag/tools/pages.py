@@ -17,9 +17,9 @@ from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter
 
 from citerag.enrich.fields import LABELS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, LABEL, PAGE
-from citerag.plan.filters import SubQuestionFilters
+from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.filters import page_filters
-from citerag.tools.base import ToolEngine, ToolResult, postprocess
+from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.patterns import numbering
 
 MAX_ANCHORS = 4
@@ -32,7 +32,7 @@ class Span:
     last: int
 
 
-class PagesEngine(ToolEngine):
+class PagesQueryEngine(ToolQueryEngine):
     name = "pages"
     description = (
         "Given pages or page ranges, or a figure, table, equation, section or item reference "
@@ -128,7 +128,7 @@ def _defines(place: dict[str, object], wanted: str) -> bool:
     if isinstance(stored, list) and wanted in stored:
         return True
     kind, _, label = wanted.partition(":")
-    # a figure's caption chunk, or its description node (`enrich.figures`)
+    # a figure's caption chunk, or its description node (`enrich.figure_descriptions`)
     defining = (kind, f"{kind}{_DESCRIBED}")
     return place.get(BLOCK_TYPE) in defining and str(place.get(LABEL) or "").casefold() == label
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 from llama_index.core.question_gen.types import BaseQuestionGenerator
 from llama_index.core.tools import QueryEngineTool
 
+from citerag.llm.llm_chat import LLMChat
 from citerag.plan.generators import OfflineQuestionGenerator, RobustLLMQuestionGenerator
-from citerag.tools.base import ToolContext, ToolEngine
-from citerag.tools.facts import FactsEngine
-from citerag.tools.pages import PagesEngine
-from citerag.tools.sections import SectionsEngine
-from citerag.tools.summary import SummaryEngine
+from citerag.tools.facts import FactsQueryEngine
+from citerag.tools.pages import PagesQueryEngine
+from citerag.tools.sections import SectionsQueryEngine
+from citerag.tools.summary import SummaryQueryEngine
+from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
-TOOL_ENGINES: tuple[type[ToolEngine], ...] = (
-    FactsEngine,
-    PagesEngine,
-    SummaryEngine,
-    SectionsEngine,
+TOOL_ENGINES: tuple[type[ToolQueryEngine], ...] = (
+    FactsQueryEngine,
+    PagesQueryEngine,
+    SummaryQueryEngine,
+    SectionsQueryEngine,
 )
 
 
@@ -30,9 +31,8 @@ def build_tools(context: ToolContext) -> list[QueryEngineTool]:
     ]
 
 
-def build_question_generator(answerer: object | None) -> BaseQuestionGenerator:
+def build_question_generator(answerer: LLMChat | None) -> BaseQuestionGenerator:
     """The LLM planner (with the offline one as its last resort) when an LLM is configured."""
-    llm = getattr(answerer, "llm", None)
-    if llm is None:
+    if answerer is None:
         return OfflineQuestionGenerator()
-    return RobustLLMQuestionGenerator(llm)
+    return RobustLLMQuestionGenerator(answerer.llm)

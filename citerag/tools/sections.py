@@ -1,7 +1,7 @@
 """`sections`: which sections of the documents answer a question, over their section trees.
 
-The hybrid retriever's chunk scores rank each tree's nodes offline (`tree.search`); each of the
-best nodes is cited through its best-scored chunk (else its first one).
+The hybrid retriever's chunk scores rank each tree's nodes offline (`tools.tree_search`); each
+of the best nodes is cited through its best-scored chunk (else its first one).
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.nodes import doc_id_of
-from citerag.plan.filters import SubQuestionFilters
-from citerag.tools.base import ToolEngine, ToolResult, postprocess
+from citerag.plan.question_filters import SubQuestionFilters
+from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
+from citerag.tools.tree_search import offline_ranking
 from citerag.tree.model import DocumentTree, TreeNode
-from citerag.tree.search import offline_ranking
 
 SECTIONS_PER_DOCUMENT = 3
 
 
-class SectionsEngine(ToolEngine):
+class SectionsQueryEngine(ToolQueryEngine):
     name = "sections"
     description = (
         "Which sections, chapters or items of the documents discuss a topic, found over each "

@@ -9,20 +9,20 @@ document has no tree).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.nodes import DOC_ID, PAGE
-from citerag.plan.filters import SubQuestionFilters
+from citerag.plan.question_filters import SubQuestionFilters
+from citerag.retrieve.doc_state import Place
 from citerag.retrieve.filters import matches
-from citerag.tools.base import ToolEngine, ToolResult, postprocess
+from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering
 
 
-class SummaryEngine(ToolEngine):
+class SummaryQueryEngine(ToolQueryEngine):
     name = "summary"
     description = (
         "Summaries and overviews: the main points of a whole document, of a section (Item 7, "
@@ -63,9 +63,7 @@ class SummaryEngine(ToolEngine):
             picks.extend(_first_chunks(sections[:limit]))
         return picks[:limit]
 
-    def _spread(
-        self, keep: Callable[[Mapping[str, Any]], bool], limit: int
-    ) -> list[tuple[str, str]]:
+    def _spread(self, keep: Callable[[Place], bool], limit: int) -> list[tuple[str, str]]:
         """Evenly spaced chunks among those kept, in reading order."""
         places, base = self.context.state.places, self.context.base_filters
         ids = [cid for cid, place in places.items() if keep(place) and matches(place, base)]
@@ -75,7 +73,7 @@ class SummaryEngine(ToolEngine):
         return [(cid, "main point overview summary") for cid in ids]
 
 
-def _of_document(doc_id: str) -> Callable[[Mapping[str, Any]], bool]:
+def _of_document(doc_id: str) -> Callable[[Place], bool]:
     return lambda place: place[DOC_ID] == doc_id
 
 

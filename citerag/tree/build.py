@@ -18,12 +18,18 @@ from pathlib import Path
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.nodes import page_of, start_of
+from citerag.tree.heading_text import (
+    Cut,
+    at_page_top,
+    extractive_summary,
+    heading_offset,
+    text_between,
+)
 from citerag.tree.headings import detect_headings
 from citerag.tree.layout import read_outline, read_runs
 from citerag.tree.levels import Heading
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.split import split_long_nodes
-from citerag.tree.text import Cut, at_page_top, extractive_summary, heading_offset, text_between
 from citerag.types import ParsedDocument
 
 log = logging.getLogger(__name__)

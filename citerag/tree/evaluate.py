@@ -13,8 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from citerag.text.tokens import WORD
 from citerag.tree.model import DocumentTree, TreeNode
 
 TITLE_OVERLAP = 0.6
@@ -32,13 +33,26 @@ class OutlineScore:
     missed_labels: tuple[str, ...]
 
 
-def load_outline(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+class HeadingLabel(TypedDict):
+    title: str
+    start_index: int
+    end_index: int
+
+
+class Outline(TypedDict):
+    """A labelled outline file: the headings a person marked, down to `scope`."""
+
+    headings: list[HeadingLabel]
+    scope: NotRequired[str]  # "all" (the default) or "levels<=N"
+
+
+def load_outline(path: Path) -> Outline:
+    data: Outline = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
 def _words(title: str) -> list[str]:
-    return re.findall(r"\w+", title.casefold())
+    return WORD.findall(title.casefold())
 
 
 def _cut_words(title: str) -> list[str]:
@@ -66,10 +80,10 @@ def _in_scope(node: TreeNode, scope: str) -> bool:
     return node.level <= int(found.group(1)) if found else True
 
 
-def score_tree(tree: DocumentTree, outline: dict[str, Any]) -> OutlineScore:
+def score_tree(tree: DocumentTree, outline: Outline) -> OutlineScore:
     scope = str(outline.get("scope", "all"))
     predicted = [node for node in tree.walk() if _in_scope(node, scope)]
-    labels: list[dict[str, Any]] = list(outline["headings"])
+    labels = list(outline["headings"])
     used: set[int] = set()
     matched_spans = 0
     unmatched: list[str] = []

@@ -14,6 +14,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 
+from citerag.text.tokens import WORD
 from citerag.tree.layout import Run, Style, body_style, in_capitals
 from citerag.tree.levels import Heading, assign_levels
 from citerag.tree.patterns import (
@@ -189,7 +190,7 @@ def _without_tabs(candidates: list[Run]) -> list[Run]:
 
 
 def _same_text(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text))
+    return " ".join(WORD.findall(text))
 
 
 def _joined_wrapped(candidates: list[Run]) -> list[Run]:

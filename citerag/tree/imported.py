@@ -24,10 +24,10 @@ from llama_index.core.schema import TextNode
 
 from citerag.errors import InputError
 from citerag.nodes import page_of
-from citerag.retrieve.pages import merged_text
+from citerag.retrieve.page_evidence import merged_text
+from citerag.tree.heading_text import extractive_summary
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.schema import tree_errors
-from citerag.tree.text import extractive_summary
 
 IMPORTED = "pageindex"  # DocumentTree.source of a tree imported from PageIndex's JSON
 UNTITLED = "Untitled section"

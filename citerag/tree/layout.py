@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pymupdf
 
@@ -116,24 +116,38 @@ def in_capitals(text: str) -> bool:
     return len(letters) >= MIN_CAPITALS and not any(ch.islower() for ch in letters)
 
 
-def _baseline_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class _Span(TypedDict):
+    """A span of `page.get_text("dict")`."""
+
+    text: str
+    flags: int
+    font: str
+    size: float
+
+
+class _Line(TypedDict):
+    spans: list[_Span]
+    bbox: tuple[float, ...]
+
+
+def _baseline_lines(lines: list[_Line]) -> list[_Line]:
     """The block's lines, pieces of text that share a line ("1." and its title) joined."""
-    joined: list[dict[str, Any]] = []
+    joined: list[_Line] = []
     for raw in lines:
         previous = joined[-1] if joined else None
         if previous is not None and abs(raw["bbox"][1] - previous["bbox"][1]) <= SAME_BASELINE:
             box = previous["bbox"]
-            previous["spans"] = [*previous["spans"], {**_SPACE, "size": 0.0}, *raw["spans"]]
+            previous["spans"] = [*previous["spans"], _SPACE, *raw["spans"]]
             previous["bbox"] = (box[0], box[1], max(box[2], raw["bbox"][2]), box[3])
             continue
         joined.append({"spans": list(raw["spans"]), "bbox": tuple(raw["bbox"])})
     return joined
 
 
-_SPACE: dict[str, Any] = {"text": " ", "flags": 0, "font": ""}
+_SPACE: _Span = {"text": " ", "flags": 0, "font": "", "size": 0.0}
 
 
-def _line(raw: dict[str, Any]) -> tuple[str, Style, tuple[float, float]] | None:
+def _line(raw: _Line) -> tuple[str, Style, tuple[float, float]] | None:
     spans = [span for span in raw["spans"] if span["text"].strip()]
     if not spans:
         return None

@@ -8,9 +8,10 @@ JSON export is PageIndex's: `{"doc_name", "structure": [node, ...]}`, each node 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from citerag.types import JSONObject, JSONValue, json_int, json_list, json_object
 
 MAX_NODE_CHARS = 6000  # the most of a node's text a source shows (longer nodes are split)
 
@@ -33,13 +34,18 @@ class TreeNode:
         for child in self.nodes:
             yield from child.walk()
 
+    def walk_with_depth(self, depth: int = 0) -> Iterator[tuple[TreeNode, int]]:
+        yield self, depth
+        for child in self.nodes:
+            yield from child.walk_with_depth(depth + 1)
+
     def full_text(self) -> str:
         """The node's text with its descendants' text, in reading order."""
         parts = [self.text.strip()] + [child.full_text() for child in self.nodes]
         return "\n\n".join(part for part in parts if part)
 
-    def to_dict(self, with_text: bool = False) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self, with_text: bool = False) -> JSONObject:
+        data: JSONObject = {
             "title": self.title,
             "node_id": self.node_id,
             "start_index": self.start_index,
@@ -52,7 +58,7 @@ class TreeNode:
         data["nodes"] = [child.to_dict(with_text) for child in self.nodes]
         return data
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         """Everything, for the docstore (the JSON export plus level and page offsets)."""
         data = self.to_dict(with_text=True)
         data["level"] = self.level
@@ -61,18 +67,21 @@ class TreeNode:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], level: int = 1) -> TreeNode:
+    def from_dict(cls, data: Mapping[str, JSONValue], level: int = 1) -> TreeNode:
         return cls(
             node_id=str(data["node_id"]),
             title=str(data["title"]),
-            start_index=int(data["start_index"]),
-            end_index=int(data["end_index"]),
-            level=int(data.get("level", level)),
+            start_index=json_int(data["start_index"]),
+            end_index=json_int(data["end_index"]),
+            level=json_int(data.get("level", level)),
             summary=str(data.get("summary", "")),
             text=str(data.get("text", "")),
-            chunk_ids=[str(c) for c in data.get("chunk_ids", [])],
-            page_starts=[(int(p), int(o)) for p, o in data.get("page_starts", [])],
-            nodes=[cls.from_dict(child, level + 1) for child in data.get("nodes", [])],
+            chunk_ids=[str(c) for c in json_list(data.get("chunk_ids", []))],
+            page_starts=[_page_start(pair) for pair in json_list(data.get("page_starts", []))],
+            nodes=[
+                cls.from_dict(json_object(child), level + 1)
+                for child in json_list(data.get("nodes", []))
+            ],
         )
 
 
@@ -87,6 +96,11 @@ class DocumentTree:
         for node in self.structure:
             yield from node.walk()
 
+    def walk_with_depth(self) -> Iterator[tuple[TreeNode, int]]:
+        """Every node depth-first with its depth, 0 for the top nodes."""
+        for node in self.structure:
+            yield from node.walk_with_depth()
+
     def find(self, node_id: str) -> TreeNode | None:
         return next((node for node in self.walk() if node.node_id == node_id), None)
 
@@ -99,14 +113,14 @@ class DocumentTree:
                 return node
         return None
 
-    def to_pageindex(self, with_text: bool = False) -> dict[str, Any]:
+    def to_pageindex(self, with_text: bool = False) -> JSONObject:
         """PageIndex's JSON: `{"doc_name", "structure"}`."""
         return {
             "doc_name": self.doc_name,
             "structure": [node.to_dict(with_text) for node in self.structure],
         }
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {
             "doc_name": self.doc_name,
             "doc_id": self.doc_id,
@@ -115,11 +129,18 @@ class DocumentTree:
         }
 
     @classmethod
-    def from_record(cls, data: dict[str, Any]) -> DocumentTree:
+    def from_record(cls, data: Mapping[str, JSONValue]) -> DocumentTree:
         """A tree from `to_record()` or from PageIndex's JSON (`to_pageindex()`)."""
         return cls(
             doc_name=str(data["doc_name"]),
             doc_id=str(data.get("doc_id", "")),
-            structure=[TreeNode.from_dict(node) for node in data["structure"]],
+            structure=[
+                TreeNode.from_dict(json_object(node)) for node in json_list(data["structure"])
+            ],
             source=str(data.get("source", "layout")),
         )
+
+
+def _page_start(pair: JSONValue) -> tuple[int, int]:
+    page, offset = json_list(pair)
+    return json_int(page), json_int(offset)

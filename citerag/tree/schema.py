@@ -7,9 +7,29 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
-NODE_SCHEMA: dict[str, Any] = {
+from citerag.types import JSONValue, json_int, json_list, json_object
+
+# The JSON Schema keywords this checker understands.
+Schema = TypedDict(
+    "Schema",
+    {
+        "type": str,
+        "required": list[str],
+        "additionalProperties": bool,
+        "properties": "dict[str, Schema]",
+        "items": "Schema",
+        "pattern": str,
+        "minimum": int,
+        "$ref": str,
+        "definitions": "dict[str, Schema]",
+    },
+    total=False,
+)
+
+NODE_SCHEMA: Schema = {
     "type": "object",
     "required": ["title", "node_id", "start_index", "end_index", "summary", "nodes"],
     "additionalProperties": False,
@@ -24,7 +44,7 @@ NODE_SCHEMA: dict[str, Any] = {
         "nodes": {"type": "array", "items": {"$ref": "#/definitions/node"}},
     },
 }
-PAGEINDEX_SCHEMA: dict[str, Any] = {
+PAGEINDEX_SCHEMA: Schema = {
     "type": "object",
     "required": ["doc_name", "structure"],
     "additionalProperties": False,
@@ -42,16 +62,14 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
 }
 
 
-def schema_errors(data: Any, schema: dict[str, Any] = PAGEINDEX_SCHEMA) -> list[str]:
+def schema_errors(data: object, schema: Schema = PAGEINDEX_SCHEMA) -> list[str]:
     """Every way `data` breaks `schema`, as "path: problem" lines; empty when it conforms."""
     errors: list[str] = []
     _check(data, schema, schema, "$", errors)
     return errors
 
 
-def _check(
-    data: Any, schema: dict[str, Any], root: dict[str, Any], at: str, out: list[str]
-) -> None:
+def _check(data: object, schema: Schema, root: Schema, at: str, out: list[str]) -> None:
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
         _check(data, root["definitions"][name], root, at, out)
@@ -72,9 +90,9 @@ def _check(
 
 
 def _check_object(
-    data: dict[str, Any], schema: dict[str, Any], root: dict[str, Any], at: str, out: list[str]
+    data: Mapping[str, object], schema: Schema, root: Schema, at: str, out: list[str]
 ) -> None:
-    properties: dict[str, Any] = schema.get("properties", {})
+    properties = schema.get("properties", {})
     for key in schema.get("required", []):
         if key not in data:
             out.append(f"{at}: missing {key!r}")
@@ -85,7 +103,7 @@ def _check_object(
             out.append(f"{at}: unexpected {key!r}")
 
 
-def tree_errors(data: dict[str, Any], ordered_ids: bool = True) -> list[str]:
+def tree_errors(data: Mapping[str, JSONValue], ordered_ids: bool = True) -> list[str]:
     """Schema errors plus what a schema cannot say: unique ids in depth-first order (only
     unique when not `ordered_ids`: a tree imported from PageIndex keeps its ids), spans that
     run forwards and children inside their parent's pages."""
@@ -94,18 +112,18 @@ def tree_errors(data: dict[str, Any], ordered_ids: bool = True) -> list[str]:
         return errors
     ids: list[str] = []
 
-    def visit(node: dict[str, Any], parent: tuple[int, int] | None) -> None:
-        ids.append(node["node_id"])
-        start, end = node["start_index"], node["end_index"]
+    def visit(node: Mapping[str, JSONValue], parent: tuple[int, int] | None) -> None:
+        ids.append(str(node["node_id"]))
+        start, end = json_int(node["start_index"]), json_int(node["end_index"])
         if end < start:
             errors.append(f"node {node['node_id']}: end_index {end} before start_index {start}")
         if parent and not (parent[0] <= start and end <= parent[1]):
             errors.append(f"node {node['node_id']}: pages {start}-{end} outside its parent's")
-        for child in node["nodes"]:
-            visit(child, (start, end))
+        for child in json_list(node["nodes"]):
+            visit(json_object(child), (start, end))
 
-    for node in data["structure"]:
-        visit(node, None)
+    for node in json_list(data["structure"]):
+        visit(json_object(node), None)
     if ordered_ids and ids != [f"{i:04d}" for i in range(len(ids))]:
         errors.append("node ids are not 0000, 0001, ... in depth-first order")
     elif len(set(ids)) != len(ids):

@@ -11,8 +11,8 @@ after its first pages.
 
 from __future__ import annotations
 
+from citerag.tree.heading_text import Cut
 from citerag.tree.model import MAX_NODE_CHARS, DocumentTree, TreeNode
-from citerag.tree.text import Cut
 
 GROUP_CHARS = 4000
 MIN_LAST_CHARS = 1000

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citerag.errors import BackendUnavailable
+from citerag.llm.llm_chat import Chat
+from citerag.text.tokens import WORD
 from citerag.tree.model import DocumentTree, TreeNode
-from citerag.tree.search import Chat
 
 log = logging.getLogger(__name__)
 SUMMARY_CHARS = 400
@@ -86,7 +87,7 @@ def clean_summary(reply: str) -> str:
     """The reply as one line of at most SUMMARY_CHARS, or "" when nothing usable is left."""
     text = _LABEL.sub("", _CONTROL.sub(" ", _FENCE.sub(" ", reply)).strip())
     text = " ".join(text.split()).strip("\"' ")
-    if len(re.findall(r"\w+", text)) < MIN_WORDS:
+    if len(WORD.findall(text)) < MIN_WORDS:
         return ""
     if len(text) <= SUMMARY_CHARS:
         return text

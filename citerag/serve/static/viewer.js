@@ -180,21 +180,11 @@ function markUnsupported(segment) {
 function renderSubQuestions() {
   $("sub-questions-title").hidden = subQuestions.length === 0;
   $("sub-questions").replaceChildren(...subQuestions.map((item) => {
-    const entry = document.createElement("li");
-    entry.className = "sub-question";
-    const tool = document.createElement("span");
-    tool.className = "tool";
-    tool.textContent = item.tool;
-    const question = document.createElement("span");
-    question.className = "question";
-    question.textContent = item.question;
+    const entry = make("li", "sub-question");
+    const tool = make("span", "tool", item.tool);
+    const question = make("span", "question", item.question);
     entry.append(tool, question, ...(item.citations || []).map(citeButton));
-    if (item.error) {
-      const error = document.createElement("span");
-      error.className = "error";
-      error.textContent = `failed: ${item.error}`;
-      entry.append(error);
-    }
+    if (item.error) entry.append(make("span", "error", `failed: ${item.error}`));
     return entry;
   }));
 }
@@ -218,15 +208,11 @@ function markedContent(source) {
 function renderSources() {
   $("sources-title").hidden = sources.length === 0;
   $("sources").replaceChildren(...sources.map((source) => {
-    const card = document.createElement("li");
-    card.className = "source-card";
+    const card = make("li", "source-card");
     card.dataset.citation = String(source.citationNumber);
-    const meta = document.createElement("div");
-    meta.className = "meta";
-    meta.textContent = `[${source.citationNumber}] ${source.documentName} · page ` +
-      `${source.pageNumber}${source.title ? " · " + source.title : ""}`;
-    const content = document.createElement("div");
-    content.className = "content";
+    const meta = make("div", "meta", `[${source.citationNumber}] ${source.documentName} · page ` +
+      `${source.pageNumber}${source.title ? " · " + source.title : ""}`);
+    const content = make("div", "content");
     content.append(markedContent(source));
     card.append(meta, content);
     requestAnimationFrame(() => scrollToFirstMark(content));
@@ -346,9 +332,15 @@ function listHighlights(source) {
 }
 
 function listItem(text) {
-  const item = document.createElement("li");
-  item.textContent = text;
-  return item;
+  return make("li", "", text);
+}
+
+// A new element with a class (none when empty) and, when given, its text.
+function make(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
 }
 
 $("api-key").value = sessionStorage.getItem("citerag.key") || "";

@@ -1,0 +1,80 @@
+"""Each sub-question's filters, from its own text: years, dates, labels, sections, pages, entities.
+
+Entities are the values enrichment stored (their `distinct()` over the collection) that the
+question names, matched whole-word and case-blind. `metadata_filters` turns the ones that are
+stored per chunk (years, entities) into LlamaIndex `MetadataFilters` on list fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
+
+from citerag.enrich.fields import ENTITIES, YEARS
+from citerag.plan.references import PageSpan, label_refs, page_spans
+from citerag.text.dates import dates, years
+from citerag.text.mentions import entity_matcher
+from citerag.types import JSONObject
+
+_SECTION_KINDS = frozenset({"section", "item", "chapter"})
+
+
+@dataclass
+class SubQuestionFilters:
+    years: list[str] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # "figure:1", "equation:3", "table:2"
+    sections: list[str] = field(default_factory=list)  # "item:7", "section:2.1"
+    pages: list[PageSpan] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {
+            "years": self.years,
+            "dates": self.dates,
+            "labels": self.labels,
+            "sections": self.sections,
+            "pages": [[s.first, s.last] for s in self.pages],
+            "entities": self.entities,
+        }
+        return {key: value for key, value in data.items() if value}
+
+
+def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestionFilters:
+    refs = label_refs(question)
+    return SubQuestionFilters(
+        years=years(question, expand_decades=True),
+        dates=dates(question),
+        labels=[r.key for r in refs if r.kind not in _SECTION_KINDS],
+        sections=[r.key for r in refs if r.kind in _SECTION_KINDS],
+        pages=page_spans(question),
+        entities=entity_mentions(question, known_entities),
+    )
+
+
+def entity_mentions(question: str, known: Sequence[str]) -> list[str]:
+    """Stored entity values the question names (longest first, none inside another)."""
+    return entity_matcher(tuple(known)).mentions(question)
+
+
+def metadata_filters(
+    filters: SubQuestionFilters, use_years: bool = True, use_entities: bool = True
+) -> MetadataFilters | None:
+    """Chunk filters on the stored list fields: any of the years, and any of the entities."""
+    items: list[MetadataFilter | MetadataFilters] = []
+    if use_years and filters.years:
+        items.append(MetadataFilter(key=YEARS, value=filters.years, operator=FilterOperator.ANY))
+    if use_entities and filters.entities:
+        items.append(
+            MetadataFilter(key=ENTITIES, value=filters.entities, operator=FilterOperator.ANY)
+        )
+    if not items:
+        return None
+    return MetadataFilters(filters=items, condition=FilterCondition.AND)

@@ -1,0 +1,182 @@
+"""Builds the query path from settings: retriever, postprocessors, reranker and answerer.
+
+Every choice that depends on configuration or on what this machine has is made here, once per
+engine, and logged with its reason; a query engine per question is then cheap to compose.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from citerag.answer.llm_answer import LLMAnswerer
+from citerag.answer.synthesizer import CitedSynthesizer
+from citerag.embed.embedder import Embedder
+from citerag.errors import ModelUnavailable
+from citerag.query.cited_query_engine import CitedQueryEngine
+from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.evidence import EvidenceWeights
+from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
+from citerag.retrieve.postprocessors import (
+    HighlightPostprocessor,
+    SentenceVectors,
+    SourcePostprocessors,
+)
+from citerag.retrieve.rerank import (
+    BestSentenceScorer,
+    ColbertScorer,
+    MaxSimScorer,
+    RerankPostprocessor,
+    Scorer,
+    find_colbert_checkpoint,
+)
+from citerag.settings import Settings
+from citerag.store.base import DocStore, VectorIndex
+from citerag.tools.retriever import ListFilteredRetriever
+
+if TYPE_CHECKING:
+    from citerag.answer.llm_answer import LLMAnswerer
+
+log = logging.getLogger("citerag.factory")
+
+# The local reranker used when no ColBERT checkpoint exists, chosen by measurement on the
+# finance and Paul Graham questions (benchmarks/results/retrieval.md).
+LOCAL_DEFAULT_RERANKER = "none"
+
+
+ScorerFor = Callable[[SentenceVectors], Scorer | None]
+
+
+def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str]:
+    """How to make the rerank scorer the settings ask for (None: keep the fused order) for a
+    collection's sentence vectors, and why it was chosen."""
+    choice: str = settings.reranker
+    if choice in ("auto", "colbert"):
+        checkpoint, reason = find_colbert_checkpoint(settings.colbert_checkpoint)
+        if checkpoint:
+            colbert = ColbertScorer(checkpoint)
+            return (lambda _vectors: colbert), f"ColBERT from {reason}"
+        if choice == "colbert":
+            raise ModelUnavailable(
+                f"reranker is 'colbert' but {reason}; set COLBERT_CHECKPOINT to a local "
+                "checkpoint folder or choose reranker 'auto'."
+            )
+        choice = LOCAL_DEFAULT_RERANKER
+        why = f"{reason}; using the measured local default"
+    else:
+        why = "configured"
+    if choice == "maxsim":
+        maxsim = MaxSimScorer(embedder)  # one per engine: it caches chunk token vectors
+        return (lambda _vectors: maxsim), why
+    if choice == "sentence":
+        return BestSentenceScorer, why
+    return (lambda _vectors: None), why
+
+
+def build_answerer(settings: Settings) -> LLMAnswerer | None:
+    if not settings.llm_provider:
+        return None
+    return LLMAnswerer.from_settings(settings)
+
+
+def retrieval_settings(settings: Settings) -> RetrievalSettings:
+    return RetrievalSettings(
+        top_k_each=settings.similarity_top_k_fusion,
+        rrf_k=settings.rrf_k,
+        fusion_top_n=settings.fusion_top_n,
+        page_weight=settings.page_weight,
+        filing_keyword_weight=settings.filing_keyword_weight,
+        vocabulary=settings.vocabulary,
+        sentence_weight=settings.sentence_weight,
+        evidence=EvidenceWeights(
+            entities=settings.evidence_entities,
+            years=settings.evidence_years,
+            quotes=settings.evidence_quotes,
+            topics=settings.evidence_topics,
+        ),
+    )
+
+
+class QueryFactory:
+    """What every question shares (models, stores, choices); composes a query engine per call."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        docstore: DocStore,
+        vectors: VectorIndex,
+        embed_model: BaseEmbedding,
+        embedder: Embedder,
+    ) -> None:
+        self.settings = settings
+        self._docstore = docstore
+        self._vectors = vectors
+        self.embed_model = embed_model
+        self._scorer_for, reason = build_scorer(settings, embedder)
+        log.info("reranker: %s (%s)", self.reranker_name, reason)
+        self.answerer = build_answerer(settings)
+        log.info("answers: %s", f"LLM {settings.llm_provider}" if self.answerer else "extractive")
+        self.retrieval = retrieval_settings(settings)
+        embedder.load()  # once, now, so that no question pays for it
+
+    @property
+    def reranker_name(self) -> str:
+        scorer = self._scorer_for(lambda _ids: {})
+        return scorer.name if scorer else "none"
+
+    def retriever(
+        self, state: CollectionState, filters: MetadataFilters | None = None
+    ) -> HybridRetriever:
+        return HybridRetriever(
+            self._vectors, self._docstore, state, self.embed_model, self.retrieval, filters
+        )
+
+    def list_filtered_retriever(
+        self,
+        state: CollectionState,
+        filters: MetadataFilters | None,
+        vector_filters: MetadataFilters | None = None,
+        hard_filters: MetadataFilters | None = None,
+    ) -> ListFilteredRetriever:
+        """The hybrid retriever with a sub-question's list-field filters (years, entities):
+        `vector_filters` on the vector search only, `hard_filters` on every ranking."""
+        return ListFilteredRetriever(
+            self._vectors,
+            self._docstore,
+            state,
+            self.embed_model,
+            self.retrieval,
+            filters,
+            vector_filters=vector_filters,
+            hard_filters=hard_filters,
+        )
+
+    def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors:
+        def sentence_vectors(chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]:
+            return self._docstore.get_sentence_vectors(collection, chunk_ids)
+
+        return SourcePostprocessors(
+            reranker=RerankPostprocessor(
+                self._scorer_for(sentence_vectors), top_n=top_k or self.settings.rerank_top_n
+            ),
+            highlighter=HighlightPostprocessor(
+                sentence_vectors, per_node=self.settings.highlights_per_source
+            ),
+        )
+
+    def query_engine(
+        self,
+        state: CollectionState,
+        top_k: int | None = None,
+        filters: MetadataFilters | None = None,
+    ) -> CitedQueryEngine:
+        return CitedQueryEngine(
+            self.retriever(state, filters),
+            self.postprocessors(state.name, top_k).steps,
+            CitedSynthesizer(self.answerer),
+        )

@@ -1,0 +1,78 @@
+"""LlamaIndex `MetadataFilters` become the Milvus expression the vector index searches with, and
+the retriever hands the index exactly the part of a question's filters it applied before."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilters,
+)
+
+from citerag.errors import InputError
+from citerag.retrieve.filters import page_filters, vector_filters
+from citerag.store.milvus_filters import matches_nothing, milvus_expression
+from citerag.testing.vector_index import docs, leaf, pages
+
+
+def test_a_page_range_and_documents_become_scalar_clauses() -> None:
+    assert milvus_expression(pages(2, 5)) == "(page >= 2) and (page <= 5)"
+    assert milvus_expression(docs("a", 'b"c')) == '(doc_id in ["a", "b\\"c"])'
+    assert milvus_expression(None) == ""
+    assert milvus_expression(MetadataFilters(filters=[])) == ""
+
+
+def test_conditions_and_nesting_are_kept() -> None:
+    either = MetadataFilters(
+        filters=[leaf("page", 2), leaf("page", 9)], condition=FilterCondition.OR
+    )
+    assert milvus_expression(either) == "(page == 2) or (page == 9)"
+    negated = MetadataFilters(filters=[either], condition=FilterCondition.NOT)
+    assert milvus_expression(negated) == "not (((page == 2) or (page == 9)))"
+    nested = MetadataFilters(
+        filters=[pages(1, 3), MetadataFilters(filters=[leaf("block_type", "table")])]
+    )
+    assert milvus_expression(nested) == '((page >= 1) and (page <= 3)) and ((node_type == "table"))'
+    not_in = MetadataFilters(filters=[leaf("label", ["3", "4"], FilterOperator.NIN)])
+    assert milvus_expression(not_in) == '(label not in ["3", "4"])'
+
+
+def test_numbers_are_checked_and_text_is_quoted() -> None:
+    assert milvus_expression(MetadataFilters(filters=[leaf("page", "7")])) == "(page == 7)"
+    with pytest.raises(InputError, match="needs a number"):
+        milvus_expression(MetadataFilters(filters=[leaf("page", "seven")]))
+    quoted = MetadataFilters(filters=[leaf("section", 'Item 7 "MD&A" \\ x')])
+    assert milvus_expression(quoted) == '(section == "Item 7 \\"MD&A\\" \\\\ x")'
+
+
+def test_fields_and_operators_milvus_lacks_are_refused_in_one_sentence() -> None:
+    with pytest.raises(InputError, match="cannot filter on 'entities'"):
+        milvus_expression(MetadataFilters(filters=[leaf("entities", "Netflix")]))
+    with pytest.raises(InputError, match="'contains'"):
+        milvus_expression(MetadataFilters(filters=[leaf("doc_id", "a", FilterOperator.CONTAINS)]))
+
+
+def test_an_empty_in_at_the_top_matches_nothing() -> None:
+    assert matches_nothing(docs())
+    assert not matches_nothing(docs("a"))
+    assert not matches_nothing(None)
+    either = MetadataFilters(filters=[docs(), leaf("page", 1)], condition=FilterCondition.OR)
+    assert not matches_nothing(either)
+
+
+def test_the_retriever_pushes_page_bounds_and_documents_only() -> None:
+    assert vector_filters(None) is None
+    assert vector_filters(page_filters(2, 5, doc_id="doc-a")) == MetadataFilters(
+        filters=[
+            leaf("page", 2, FilterOperator.GTE),
+            leaf("page", 5, FilterOperator.LTE),
+            leaf("doc_id", ["doc-a"], FilterOperator.IN),
+        ]
+    )
+    with_years = MetadataFilters(filters=[leaf("years", "1996"), leaf("page", 4)])
+    assert milvus_expression(vector_filters(with_years)) == "(page >= 4) and (page <= 4)"
+    either = MetadataFilters(
+        filters=[leaf("page", 2), leaf("block_type", "table")], condition=FilterCondition.OR
+    )
+    assert vector_filters(either) is None
