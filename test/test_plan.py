@@ -6,8 +6,9 @@ import pytest
 
 from citerag.plan.offline import plan_offline, route
 from citerag.plan.question_filters import entity_mentions, filters_for, metadata_filters
-from citerag.plan.references import LabelRef, PageSpan, label_refs, page_spans
+from citerag.plan.references import LabelRef, label_refs, page_spans
 from citerag.plan.subjects import with_subjects
+from citerag.store.base import PageRange
 from citerag.text.dates import years
 
 
@@ -140,9 +141,9 @@ def test_routes_by_pattern(question: str, tool: str) -> None:
 
 def test_page_spans_and_labels_are_normalized() -> None:
     assert page_spans("see pages 3-5 and 9, or pp. 10–12") == [
-        PageSpan(3, 5),
-        PageSpan(9, 9),
-        PageSpan(10, 12),
+        PageRange(3, 5),
+        PageRange(9, 9),
+        PageRange(10, 12),
     ]
     assert label_refs("fig. 2, Eq. (3), Table 1, Section 2.1 and Item 7A") == [
         LabelRef("figure", "2"),

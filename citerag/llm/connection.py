@@ -4,7 +4,7 @@ and a provider's exception turned into the one-sentence error a user can act on.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -133,74 +133,57 @@ def _api_key(settings: Settings, environ: Mapping[str, str]) -> str:
     )
 
 
-def _openai(c: LLMConnection) -> LLM:
-    require("llama_index.llms.openai", "llms", "llama-index-llms-openai")
-    from llama_index.llms.openai import OpenAI
+def _provider_llm(integration: str, class_name: str, **kwargs: object) -> LLM:
+    """`class_name` from LlamaIndex's `llama_index.llms.<integration>` package, built."""
+    package = "llama-index-llms-" + integration.replace("_", "-")
+    module = require(f"llama_index.llms.{integration}", "llms", package)
+    llm_class: Callable[..., LLM] = getattr(module, class_name)
+    return llm_class(**kwargs)
 
-    return OpenAI(
-        model=c.model,
-        api_key=c.api_key,
-        api_base=c.endpoint,
-        timeout=c.timeout_s,
-        max_retries=MAX_RETRIES,
-        max_tokens=c.max_tokens,
-        temperature=TEMPERATURE,
-    )
+
+def _sampling(c: LLMConnection) -> dict[str, object]:
+    return {"model": c.model, "temperature": TEMPERATURE}
+
+
+def _hosted(c: LLMConnection) -> dict[str, object]:
+    """What the OpenAI-style and Anthropic clients are given alike."""
+    return {
+        "api_key": c.api_key,
+        "timeout": c.timeout_s,
+        "max_retries": MAX_RETRIES,
+        "max_tokens": c.max_tokens,
+        **_sampling(c),
+    }
+
+
+def _openai(c: LLMConnection) -> LLM:
+    return _provider_llm("openai", "OpenAI", api_base=c.endpoint, **_hosted(c))
 
 
 def _openai_like(c: LLMConnection) -> LLM:
-    require("llama_index.llms.openai_like", "llms", "llama-index-llms-openai-like")
-    from llama_index.llms.openai_like import OpenAILike
-
-    return OpenAILike(
-        model=c.model,
-        api_key=c.api_key,
-        api_base=c.endpoint,
-        is_chat_model=True,
-        timeout=c.timeout_s,
-        max_retries=MAX_RETRIES,
-        max_tokens=c.max_tokens,
-        temperature=TEMPERATURE,
+    return _provider_llm(
+        "openai_like", "OpenAILike", api_base=c.endpoint, is_chat_model=True, **_hosted(c)
     )
 
 
 def _anthropic(c: LLMConnection) -> LLM:
-    require("llama_index.llms.anthropic", "llms", "llama-index-llms-anthropic")
-    from llama_index.llms.anthropic import Anthropic
-
-    return Anthropic(
-        model=c.model,
-        api_key=c.api_key,
-        base_url=c.endpoint,
-        timeout=c.timeout_s,
-        max_retries=MAX_RETRIES,
-        max_tokens=c.max_tokens,
-        temperature=TEMPERATURE,
-    )
+    return _provider_llm("anthropic", "Anthropic", base_url=c.endpoint, **_hosted(c))
 
 
 def _gemini(c: LLMConnection) -> LLM:
-    require("llama_index.llms.google_genai", "llms", "llama-index-llms-google-genai")
-    from llama_index.llms.google_genai import GoogleGenAI
-
-    return GoogleGenAI(
-        model=c.model,
-        api_key=c.api_key,
-        max_tokens=c.max_tokens,
-        temperature=TEMPERATURE,
+    return _provider_llm(
+        "google_genai", "GoogleGenAI", api_key=c.api_key, max_tokens=c.max_tokens, **_sampling(c)
     )
 
 
 def _ollama(c: LLMConnection) -> LLM:
-    require("llama_index.llms.ollama", "llms", "llama-index-llms-ollama")
-    from llama_index.llms.ollama import Ollama
-
-    return Ollama(
-        model=c.model,
+    return _provider_llm(
+        "ollama",
+        "Ollama",
         base_url=c.endpoint,
         request_timeout=c.timeout_s,
-        temperature=TEMPERATURE,
         additional_kwargs={"num_predict": c.max_tokens},
+        **_sampling(c),
     )
 
 

@@ -26,9 +26,9 @@ class LLMChat:
     question condensing)."""
 
     def __init__(self, llm: LLM, endpoint: str = "", model: str = "") -> None:
-        self._llm = llm
+        self.llm = llm
+        self.model = model or str(getattr(llm, "model", "") or type(llm).__name__)
         self._endpoint = endpoint or "the configured LLM endpoint"
-        self._model = model or str(getattr(llm, "model", "") or type(llm).__name__)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self | None:
@@ -37,14 +37,6 @@ class LLMChat:
         if llm is None:
             return None
         return cls(llm, endpoint=endpoint_of(settings))
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def llm(self) -> LLM:
-        return self._llm
 
     def chat(self, messages: Sequence[tuple[str, str]]) -> str:
         """The model's reply text to `(role, content)` messages (roles "system", "user",
@@ -59,6 +51,6 @@ class LLMChat:
 
     def chat_messages(self, messages: list[ChatMessage]) -> ChatResponse:
         try:
-            return self._llm.chat(messages)
+            return self.llm.chat(messages)
         except Exception as error:
-            raise translate_error(error, self._endpoint, self._model) from error
+            raise translate_error(error, self._endpoint, self.model) from error

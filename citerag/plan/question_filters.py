@@ -18,7 +18,8 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.enrich.fields import ENTITIES, YEARS
-from citerag.plan.references import PageSpan, label_refs, page_spans
+from citerag.plan.references import label_refs, page_spans
+from citerag.store.base import PageRange
 from citerag.text.dates import dates, years
 from citerag.text.mentions import entity_matcher
 from citerag.types import JSONObject
@@ -32,7 +33,7 @@ class SubQuestionFilters:
     dates: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # "figure:1", "equation:3", "table:2"
     sections: list[str] = field(default_factory=list)  # "item:7", "section:2.1"
-    pages: list[PageSpan] = field(default_factory=list)
+    pages: list[PageRange] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> JSONObject:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from citerag.store.base import PageRange
+
 LABEL_KINDS = {
     "figure": "figure",
     "figures": "figure",
@@ -48,12 +50,6 @@ _RANGE = re.compile(r"(\d+)\s*(?:-|–|to|through)\s*(\d+)")
 
 
 @dataclass(frozen=True)
-class PageSpan:
-    first: int
-    last: int
-
-
-@dataclass(frozen=True)
 class LabelRef:
     kind: str  # figure, table, equation, section, item, chapter
     label: str  # "4.3", "3", "7a"
@@ -66,17 +62,17 @@ class LabelRef:
         return f"{self.kind.capitalize()} {self.label}"
 
 
-def page_spans(text: str) -> list[PageSpan]:
+def page_spans(text: str) -> list[PageRange]:
     """Explicit pages: "page 5", "pages 3-7", "pp. 10–12 and 15"."""
-    spans: list[PageSpan] = []
+    spans: list[PageRange] = []
     for match in _PAGES.finditer(text):
         for part in re.split(r",|and|&", match.group(1)):
             span = _RANGE.search(part)
             if span:
                 first, last = int(span.group(1)), int(span.group(2))
-                spans.append(PageSpan(min(first, last), max(first, last)))
+                spans.append(PageRange(min(first, last), max(first, last)))
             elif part.strip().isdigit():
-                spans.append(PageSpan(int(part), int(part)))
+                spans.append(PageRange(int(part), int(part)))
     return [s for s in spans if s.first >= 1]
 
 

@@ -10,15 +10,13 @@ from typing import Annotated, Protocol, TypeVar
 import anyio
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials
-from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
-from citerag.llm.llm_chat import LLMChat
 from citerag.query.conversation import ChatTurn
-from citerag.query.modes import answer_question
+from citerag.query.modes import AnsweringEngine, answer_question
 from citerag.serve.api_errors import ApiError
 from citerag.serve.page_images import PageSource
 from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
@@ -32,21 +30,11 @@ T = TypeVar("T")
 ENGINE_THREADS = 4  # questions answered at once; the rest wait their turn
 
 
-class ServedEngine(Protocol):
-    """The part of `citerag.engine.Engine` the API uses."""
+class ServedEngine(AnsweringEngine, Protocol):
+    """The part of `citerag.engine.Engine` the API uses: what the modes call, and more."""
 
     settings: Settings
     docstore: DocStore
-
-    def query(
-        self,
-        question: str,
-        collection: str,
-        top_k: int | None = None,
-        page_range: PageRange | None = None,
-        filters: MetadataFilters | None = None,
-        plan: bool = True,
-    ) -> AnswerResult: ...
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -55,13 +43,6 @@ class ServedEngine(Protocol):
     def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentSummary]: ...
 
     def delete(self, name: str, collection: str) -> int: ...
-
-    @property
-    def answerer(self) -> LLMChat | None: ...
-
-    def tree_answer(
-        self, question: str, collection: str, top_k_files: int = TOP_K_FILES
-    ) -> AnswerResult: ...
 
 
 @dataclass

@@ -187,7 +187,6 @@ class BM25FilesIndex:
         top_k: int,
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """Ties are broken by document id, then by the entry's place in its document."""
         tokens = tokenize(query)
         if top_k < 1 or not tokens:
             return []

@@ -70,33 +70,25 @@ class MilvusIndex:
     """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
 
     def __init__(self, uri: str, token: str = "") -> None:
-        self._uri = uri
-        self._server = is_server_uri(uri)
+        self.uri = uri
+        self.is_server = is_server_uri(uri)
         self._lock = threading.RLock()
         self._loaded: set[str] = set()
-        if not self._server:
+        if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
             self._client = MilvusClient(uri=uri, token=token, timeout=CONNECT_TIMEOUT_S)
         except MilvusException as error:
             raise self._unavailable(error) from None
-        if not self._server:
+        if not self.is_server:
             lite_users.acquire(uri)
         try:
             self.capabilities = capabilities(
-                str(self._client.get_server_version()), self._server, uri
+                str(self._client.get_server_version()), self.is_server, uri
             )
         except BaseException:
             self.close()
             raise
-
-    @property
-    def uri(self) -> str:
-        return self._uri
-
-    @property
-    def is_server(self) -> bool:
-        return self._server
 
     @property
     def client(self) -> MilvusClient:
@@ -108,19 +100,19 @@ class MilvusIndex:
         return self._lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
-        if not self._server and locked_by_another_process(Path(self._uri)):
+        if not self.is_server and locked_by_another_process(Path(self.uri)):
             return BackendUnavailable(
-                f"Milvus Lite at {self._uri} is open in another process; stop that process (one "
+                f"Milvus Lite at {self.uri} is open in another process; stop that process (one "
                 "process at a time can use a Milvus Lite folder) or set MILVUS_URI to a server."
             )
         reason = getattr(error, "message", None) or type(error).__name__
-        if self._server:
+        if self.is_server:
             return BackendUnavailable(
-                f"Milvus at {self._uri} cannot be reached ({reason}); start it (`bash db.sh "
+                f"Milvus at {self.uri} cannot be reached ({reason}); start it (`bash db.sh "
                 "start_all`) or unset MILVUS_URI to use the local Milvus Lite file."
             )
         return BackendUnavailable(
-            f"Milvus Lite at {self._uri} cannot be opened ({reason}); close other processes "
+            f"Milvus Lite at {self.uri} cannot be opened ({reason}); close other processes "
             "using it or point the storage folder elsewhere."
         )
 
@@ -165,12 +157,17 @@ class MilvusIndex:
         data = [_entity(row) for row in rows]
         with self._lock:
             self._client.upsert(name, data)
-            # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows
-            # sit in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows) and
-            # a flush costs ~40 ms per 250 rows; a server indexes growing segments itself, keeps
-            # them in its write-ahead log, and a flush there waits ~1-2 s for a segment to seal.
-            if not self._server:
-                self._client.flush(name)
+            self.flush(name)
+
+    def flush(self, name: str) -> None:
+        """Flush the Milvus collection `name` on Milvus Lite; nothing on a server."""
+        # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows sit
+        # in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows; BM25
+        # statistics are rebuilt on every search) and a flush costs ~40 ms per 250 rows; a server
+        # indexes growing segments itself, keeps them in its write-ahead log, and a flush there
+        # waits ~1-2 s for a segment to seal.
+        if not self.is_server:
+            self._client.flush(name)
 
     def search(
         self,
@@ -223,27 +220,17 @@ class MilvusIndex:
         return int(result[0]["count(*)"])
 
     def ids_of(self, collection: str, doc_id: str) -> list[str]:
-        name = milvus_collection_name(collection)
-        with self._lock:
-            if not self._client.has_collection(name):
-                return []
-            self._load(name)
-            result = self._client.query(
-                name,
-                filter=f"doc_id == {milvus_literal(doc_id)}",
-                output_fields=["id"],
-                limit=MAX_QUERY_ROWS,
-            )
-        return sorted(str(row["id"]) for row in result)
+        return self._field_values(collection, f"doc_id == {milvus_literal(doc_id)}", "id")
 
     def delete_document(self, collection: str, doc_id: str) -> None:
-        name = milvus_collection_name(collection)
+        self.remove_rows(milvus_collection_name(collection), doc_id)
+
+    def remove_rows(self, name: str, doc_id: str) -> None:
+        """Delete `doc_id`'s rows from the Milvus collection `name`, when it exists."""
         with self._lock:
-            if not self._client.has_collection(name):
-                return
-            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
-            if not self._server:
-                self._client.flush(name)
+            if self._client.has_collection(name):
+                self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
+                self.flush(name)
 
     def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None:
         name = milvus_collection_name(collection)
@@ -251,26 +238,26 @@ class MilvusIndex:
             if not chunk_ids or not self._client.has_collection(name):
                 return
             self._client.delete(name, ids=list(chunk_ids))
-            if not self._server:
-                self._client.flush(name)
+            self.flush(name)
 
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]:
         """Document ids that rows carry but `known` does not list (rows of unknown documents)."""
-        name = milvus_collection_name(collection)
         expression = (
             f"doc_id not in [{', '.join(milvus_literal(d) for d in known)}]" if known else ""
         )
+        return sorted(set(self._field_values(collection, expression or 'id != ""', "doc_id")))
+
+    def _field_values(self, collection: str, expression: str, field: str) -> list[str]:
+        """`field` of the rows `expression` matches (at most MAX_QUERY_ROWS), sorted."""
+        name = milvus_collection_name(collection)
         with self._lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
             rows = self._client.query(
-                name,
-                filter=expression or 'id != ""',
-                output_fields=["doc_id"],
-                limit=MAX_QUERY_ROWS,
+                name, filter=expression, output_fields=[field], limit=MAX_QUERY_ROWS
             )
-        return sorted({str(row["doc_id"]) for row in rows})
+        return sorted(str(row[field]) for row in rows)
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:
@@ -309,8 +296,8 @@ class MilvusIndex:
     def close(self) -> None:
         with self._lock:
             self._client.close()
-            if not self._server:
-                lite_users.release(self._uri)
+            if not self.is_server:
+                lite_users.release(self.uri)
 
 
 def _schema(dim: int) -> CollectionSchema:

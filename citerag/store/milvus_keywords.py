@@ -88,9 +88,9 @@ class MilvusKeywordIndex:
                 "BM25 function (servers from 2.5 and Milvus Lite 3.x do); use the bm25s keyword "
                 "backend with it or upgrade the server."
             )
+        self._index = index
         self._client: MilvusClient = index.client
         self._lock = index.lock
-        self._server = index.is_server
         self._pretokenize = pretokenize
         self._loaded: set[str] = set()
 
@@ -107,15 +107,10 @@ class MilvusKeywordIndex:
                 for start in range(0, len(kind_rows), INSERT_BATCH):
                     batch = kind_rows[start : start + INSERT_BATCH]
                     self._client.insert(name, batch, partition_name=kind)
-            self._flush(name)
+            self._index.flush(name)
 
     def remove_document(self, collection: str, doc_id: str) -> None:
-        name = keyword_collection_name(collection)
-        with self._lock:
-            if not self._client.has_collection(name):
-                return
-            self._client.delete(name, filter=f"doc_id == {milvus_literal(doc_id)}")
-            self._flush(name)
+        self._index.remove_rows(keyword_collection_name(collection), doc_id)
 
     def search(
         self,
@@ -125,8 +120,6 @@ class MilvusKeywordIndex:
         top_k: int,
         allowed_ids: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The best `top_k` ids of `kind` with a positive BM25 score, best first (ties by
-        document id, then place in the document)."""
         text = self._text(query)
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
@@ -236,12 +229,6 @@ class MilvusKeywordIndex:
         if name not in self._loaded:
             self._client.load_collection(name)
             self._loaded.add(name)
-
-    def _flush(self, name: str) -> None:
-        # As in MilvusIndex.insert: Lite scans unflushed rows slowly (and rebuilds their BM25
-        # statistics on every search); a server indexes growing segments itself.
-        if not self._server:
-            self._client.flush(name)
 
 
 def _schema() -> CollectionSchema:

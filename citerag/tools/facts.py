@@ -21,11 +21,10 @@ FILTER_SCOPES: dict[str, str] = {"years": "both", "entities": "none"}
 
 
 class FactsQueryEngine(ToolQueryEngine):
+    """Facts from the documents: hybrid keyword and vector search over passages, for any
+    question about what the documents say (people, events, numbers, definitions)."""
+
     name = "facts"
-    description = (
-        "Facts from the documents: hybrid keyword and vector search over passages, for any "
-        "question about what the documents say (people, events, numbers, definitions)."
-    )
 
     def scoped_filters(
         self, filters: SubQuestionFilters

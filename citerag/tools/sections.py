@@ -18,11 +18,10 @@ SECTIONS_PER_DOCUMENT = 3
 
 
 class SectionsQueryEngine(ToolQueryEngine):
+    """Which sections, chapters or items of the documents discuss a topic, found over each
+    document's section tree."""
+
     name = "sections"
-    description = (
-        "Which sections, chapters or items of the documents discuss a topic, found over each "
-        "document's section tree."
-    )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         context = self.context

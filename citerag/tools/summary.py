@@ -23,11 +23,10 @@ from citerag.tree.patterns import numbering
 
 
 class SummaryQueryEngine(ToolQueryEngine):
+    """Summaries and overviews: the main points of a whole document, of a section (Item 7,
+    Section 2) or of pages."""
+
     name = "summary"
-    description = (
-        "Summaries and overviews: the main points of a whole document, of a section (Item 7, "
-        "Section 2) or of pages."
-    )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         limit = self.context.budget

@@ -26,10 +26,15 @@ __all__ = ["ToolContext", "ToolQueryEngine", "ToolResult", "empty_response", "po
 
 
 class ToolQueryEngine(BaseQueryEngine):
-    """A tool's query engine; subclasses implement `sources_for`."""
+    """A tool's query engine; subclasses implement `sources_for`. A subclass's docstring is its
+    `description`, what the planner reads to route sub-questions to it."""
 
     name = "tool"
     description = ""
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.description = " ".join((cls.__doc__ or "").split())
 
     def __init__(self, context: ToolContext) -> None:
         super().__init__(callback_manager=None)
