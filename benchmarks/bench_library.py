@@ -131,7 +131,9 @@ def embedding_bound(pdfs: Sequence[Path]) -> dict[str, float]:
     return {"tokens": tokens, "windows": len(windows), "seconds": time.perf_counter() - started}
 
 
-def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
+def stock_llama_retrievers(persist: Path) -> dict[str, Any]:
+    """Stock dense, BM25 and RRF (`QueryFusionRetriever`) LlamaIndex retrievers over the
+    persisted stock index, 10 chunks each."""
     from llama_index.core import StorageContext, load_index_from_storage
     from llama_index.core.llms import MockLLM
     from llama_index.core.retrievers import QueryFusionRetriever
@@ -154,14 +156,17 @@ def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
         similarity_top_k=TOP_K,
         use_async=False,
     )
+    return {"stock dense": dense, "stock BM25": bm25, "stock RRF": fusion}
 
+
+def stock_retrievers(persist: Path) -> dict[str, Retrieve]:
     def places(retriever: Any) -> Retrieve:
         return lambda question: [
             (str(hit.node.metadata["doc_name"]), int(hit.node.metadata["page"]))
             for hit in retriever.retrieve(question)
         ]
 
-    return {"stock dense": places(dense), "stock BM25": places(bm25), "stock RRF": places(fusion)}
+    return {name: places(r) for name, r in stock_llama_retrievers(persist).items()}
 
 
 def project_retriever(engine: Any) -> Retrieve:

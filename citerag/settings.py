@@ -35,6 +35,7 @@ Metadata = Literal["none", "entity", "langextract", "both"]  # enrichment at ing
 KeywordBackend = Literal["auto", "bm25s", "milvus"]  # citerag/store/keywords.py
 EmbeddingProvider = Literal["local", "openai", "ollama"]  # citerag/embed/providers.py
 EmbeddingBackend = Literal["auto", "torch", "onnx", "onnx-int8"]  # citerag/embed/onnx_backend.py
+EVIDENCE_SETTINGS = ("evidence_entities", "evidence_years", "evidence_quotes", "evidence_topics")
 
 RERANKERS: tuple[str, ...] = get_args(Reranker)
 PARSERS: tuple[str, ...] = get_args(Parser)
@@ -74,6 +75,14 @@ class Settings(BaseModel):
     rerank_top_n: int = 10  # sources returned
     page_weight: float = 1.0  # how much a page's own evidence (its whole text, its head) adds
     filing_keyword_weight: float = 2.0  # keyword rankings' weight when the domain's words match
+    # More rankings in the chunk fusion (0: off), each kept by measurement on every labelled set
+    # (benchmarks/results/kinds.md): the candidates by their one sentence closest to the
+    # question, and the soft evidence of what the question names (citerag/retrieve/evidence.py).
+    sentence_weight: float = 1.0
+    evidence_entities: float = 1.0  # the documents carrying an entity the question names
+    evidence_years: float = 1.0  # the chunks carrying a year the question names
+    evidence_quotes: float = 1.0  # the chunks matching a phrase the question quotes
+    evidence_topics: float = 1.0  # the chunks carrying a LangExtract topic it names (if stored)
     reranker: Reranker = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -146,8 +155,9 @@ class Settings(BaseModel):
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
         if self.max_upload_mb <= 0:
             raise ConfigError(f"max_upload_mb is {self.max_upload_mb}; set it above 0.")
-        if self.page_weight < 0:
-            raise ConfigError(f"page_weight is {self.page_weight}; use 0 (off) or more.")
+        for name in ("page_weight", "sentence_weight", *EVIDENCE_SETTINGS):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} is {getattr(self, name)}; use 0 (off) or more.")
         if self.filing_keyword_weight <= 0:
             raise ConfigError(
                 f"filing_keyword_weight is {self.filing_keyword_weight}; use a number above 0 "

@@ -7,10 +7,8 @@ stored per chunk (years, entities) into LlamaIndex `MetadataFilters` on list fie
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
 
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -23,9 +21,9 @@ from citerag.enrich.fields import ENTITIES, YEARS
 from citerag.plan.references import label_refs, page_spans
 from citerag.store.base import PageRange
 from citerag.text.dates import dates, years
+from citerag.text.mentions import entity_matcher
 from citerag.types import JSONObject
 
-MIN_ENTITY_CHARS = 3
 _SECTION_KINDS = frozenset({"section", "item", "chapter"})
 
 
@@ -60,37 +58,6 @@ def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestio
 def entity_mentions(question: str, known: Sequence[str]) -> list[str]:
     """Stored entity values the question names (longest first, none inside another)."""
     return entity_matcher(tuple(known)).mentions(question)
-
-
-class EntityMatcher:
-    """Every known value in one compiled pattern, so a question costs one scan of its own text
-    rather than one regex per stored value (hundreds per collection overflow `re`'s cache)."""
-
-    def __init__(self, known: Sequence[str]) -> None:
-        by_folded: dict[str, str] = {}
-        for value in sorted(known, key=len, reverse=True):
-            if len(value) >= MIN_ENTITY_CHARS:
-                by_folded.setdefault(value.casefold(), value)
-        self._value_of = by_folded
-        alternatives = "|".join(re.escape(folded) for folded in by_folded)  # longest first
-        # A lookahead match at every position finds overlapping mentions too.
-        self._pattern = re.compile(rf"(?=(?<!\w)({alternatives})(?!\w))") if by_folded else None
-
-    def mentions(self, question: str) -> list[str]:
-        if self._pattern is None:
-            return []
-        named = {self._value_of[m] for m in self._pattern.findall(question.casefold())}
-        found: list[str] = []
-        for value in sorted(named, key=lambda v: (-len(v), v)):
-            if not any(value.casefold() in longer.casefold() for longer in found):
-                found.append(value)
-        return found
-
-
-@lru_cache(maxsize=16)
-def entity_matcher(known: tuple[str, ...]) -> EntityMatcher:
-    """One matcher per distinct set of known values (a collection snapshot's), built once."""
-    return EntityMatcher(known)
 
 
 def metadata_filters(

@@ -20,6 +20,7 @@ from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
 from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.postprocessors import (
     HighlightPostprocessor,
@@ -91,6 +92,13 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
         page_weight=settings.page_weight,
         filing_keyword_weight=settings.filing_keyword_weight,
         vocabulary=settings.vocabulary,
+        sentence_weight=settings.sentence_weight,
+        evidence=EvidenceWeights(
+            entities=settings.evidence_entities,
+            years=settings.evidence_years,
+            quotes=settings.evidence_quotes,
+            topics=settings.evidence_topics,
+        ),
     )
 
 

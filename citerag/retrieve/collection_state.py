@@ -85,6 +85,7 @@ class CollectionState:
         self.pages = _page_set(ordered)
         self._page_of_key = {key.id: key for key in self.pages.keys}
         self._values: dict[str, dict[str, set[str]]] = {}  # list field -> value -> chunk ids
+        self._known: dict[str, tuple[str, ...]] = {}
 
     @property
     def is_empty(self) -> bool:
@@ -93,25 +94,32 @@ class CollectionState:
     @cached_property
     def known_entities(self) -> tuple[str, ...]:
         """The `distinct()` of stored entity values, once per snapshot (not per question)."""
-        values = {
-            v
-            for doc in self.docs.values()
-            for p in doc.places.values()
-            for v in p.get(ENTITIES) or []
-        }
-        return tuple(sorted(values))
+        return self.known_values(ENTITIES)
+
+    def known_values(self, key: str) -> tuple[str, ...]:
+        """The `distinct()` of a list field's stored values as written, once per snapshot."""
+        if key not in self._known:
+            values = {
+                v
+                for doc in self.docs.values()
+                for p in doc.places.values()
+                for v in p.get(key) or []
+            }
+            self._known[key] = tuple(sorted(values))
+        return self._known[key]
 
     def matching(self, filters: MetadataFilters, pool: Collection[str] | None = None) -> set[str]:
         """Chunk ids (among `pool`, default all) whose place matches `filters`. Filters on the
         enrichment lists (years, entities) are read from per-field inverted indexes built once
         per snapshot, so a question with a year costs no pass over every chunk."""
-        found = indexed_matches(filters, self._value_index)
+        found = indexed_matches(filters, self.value_index)
         if found is not None:
             return found if pool is None else found.intersection(pool)
         source = self.places.keys() if pool is None else pool
         return {cid for cid in source if matches(self.places[cid], filters)}
 
-    def _value_index(self, key: str) -> dict[str, set[str]]:
+    def value_index(self, key: str) -> dict[str, set[str]]:
+        """A list field's case-folded values -> the ids of the chunks that carry each."""
         if key not in self._values:
             index: dict[str, set[str]] = defaultdict(set)
             for doc in self.docs.values():

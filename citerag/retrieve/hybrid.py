@@ -1,12 +1,13 @@
 """Hybrid retrieval as a LlamaIndex `BaseRetriever`: chunk hits and page evidence, fused.
 
 Chunks are found by the vector index and by BM25 (the question plus the document words its
-domain terms stand for: the article's `DomainVocabulary`), fused by reciprocal rank. Pages are
-found by their head vectors, by BM25 over their whole text and by how many fused chunks they
-hold (and, for a question in the domain's words, the domain's key pages by BM25); those
-rankings are fused too, and a chunk's score is its own plus its page's (weighted). Keyword
-rankings weigh more when the question uses the domain's words, where the expanded words are
-precise and embeddings are not.
+domain terms stand for: the article's `DomainVocabulary`), fused by reciprocal rank with the
+candidates ranked by their best sentence and with the soft evidence of what the question names
+(entities, years, quoted phrases, topics: `citerag.retrieve.evidence`). Pages are found by their
+head vectors, by BM25 over their whole text and by how many fused chunks they hold (and, for a
+question in the domain's words, the domain's key pages by BM25); those rankings are fused too,
+and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
+question uses the domain's words, where the expanded words are precise and embeddings are not.
 A top page with no chunk among the hits contributes its best chunk by keywords.
 `QueryFusionRetriever` fuses flat lists with a fixed k and no weights, so it cannot carry the
 page level; this class does the same fusion with both.
@@ -15,8 +16,8 @@ page level; this class does the same fusion with both.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -27,6 +28,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import DomainVocabulary
 from citerag.retrieve.collection_state import CollectionState, PageKey
+from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.settings import Settings
@@ -46,6 +48,11 @@ class RetrievalSettings:
     # (a filing's statement names, metrics): the expanded words are precise, embeddings are not.
     filing_keyword_weight: float = _DEFAULTS.filing_keyword_weight
     vocabulary: DomainVocabulary = _DEFAULTS.vocabulary  # the article's domain words
+    # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
+    # vector is the mean of its sentences; on a page of short items (steps, table rows,
+    # specifications) that mean matches no question, while one of its sentences does.
+    sentence_weight: float = _DEFAULTS.sentence_weight
+    evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
 
 @dataclass
@@ -56,6 +63,7 @@ class HybridRanking:
     keyword: list[str]
     pages: list[tuple[str, float]]
     fused: list[tuple[str, float]]
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # signal -> its ranking
 
 
 class HybridRetriever(BaseRetriever):
@@ -100,12 +108,49 @@ class HybridRetriever(BaseRetriever):
         dense = self._dense(query_vector, allowed)
         keyword = self._keyword(query_bundle.query_str, allowed)
         kw_weight = self._keyword_weight(query_bundle.query_str)
-        chunks = reciprocal_rank_fusion(
-            [dense, keyword], k=self._settings.rrf_k, weights=[1.0, kw_weight]
-        )
+        rankings, weights = [dense, keyword], [1.0, kw_weight]
+        if self._settings.sentence_weight > 0:
+            rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
+            weights.append(self._settings.sentence_weight)
+        chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
+        evidence = self._evidence(query_bundle.query_str, [c for c, _ in chunks], allowed)
+        if evidence:
+            active = self._settings.evidence.active()
+            rankings += list(evidence.values())
+            weights += [active[signal] for signal in evidence]
+            chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
         fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
-        return HybridRanking(dense, keyword, pages, fused[: self._settings.fusion_top_n])
+        top = fused[: self._settings.fusion_top_n]
+        return HybridRanking(dense, keyword, pages, top, evidence)
+
+    def _evidence(
+        self, question: str, order: Sequence[str], allowed: set[str] | None
+    ) -> dict[str, list[str]]:
+        """Each active evidence signal's ranking (citerag/retrieve/evidence.py)."""
+        weights = self._settings.evidence
+        if not weights.active():
+            return {}
+        state, limit = self._state, self._settings.top_k_each
+
+        def keyword_search(text: str, among: Collection[str] | None) -> list[str]:
+            return [c for c, _ in state.keyword_hits("chunk", text, limit, among)]
+
+        view = CollectionView(
+            state.known_values,
+            state.value_index,
+            lambda chunk_id: str(state.places[chunk_id]["doc_id"]),
+            len(state.places),
+            keyword_search,
+        )
+        return evidence_rankings(question, weights, view, order, allowed, limit)
+
+    def _by_best_sentence(self, query_vector: np.ndarray, candidates: Sequence[str]) -> list[str]:
+        """The candidates by the similarity of their sentence closest to the question."""
+        pool = list(dict.fromkeys(candidates))
+        vectors = self._docstore.get_sentence_vectors(self._state.name, pool)
+        best = {c: float(np.max(v @ query_vector)) for c, v in vectors.items() if len(v)}
+        return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
     def _keyword_weight(self, question: str) -> float:
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0

@@ -2,9 +2,10 @@
 
 Where each filter applies was measured (benchmarks/results/subquestions.md): years restrict
 every ranking (on the essay's year questions every cited page then mentions the year, against
-a third without; Netflix page recall@10 rises a little); entity filters are extracted and
-reported but not applied, since on the vector search (the seed's way) they cost the Netflix
-questions 12 points of page recall and changed nothing on the essay.
+a third without; Netflix page recall@10 rises a little); entities are not a filter, since on
+the vector search (the seed's way) they cost the Netflix questions 12 points of page recall and
+changed nothing on the essay: the retriever weighs them as soft evidence instead
+(`citerag.retrieve.evidence`, measured in benchmarks/results/kinds.md).
 """
 
 from __future__ import annotations

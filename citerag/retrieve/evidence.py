@@ -1,0 +1,179 @@
+"""Soft evidence from what the question names: rankings fused beside the dense and keyword ones.
+
+Nothing is filtered out here; each signal is one more ranking in the chunk fusion, weighted
+like the others (`EvidenceWeights`; 0 switches a signal off and nothing is computed for it):
+
+* entities: the documents that carry a stored entity the question names (capitalised there, so
+  "dividend" does not name a heading's "Dividend"), rarer entities first; the ranking is the
+  fused candidates of those documents in their fused order. An entity such as a company name
+  stands for its whole document, not only for the chunks that print it, so within a document
+  the order is unchanged and only documents move.
+* years: the chunks that carry a year the question names, rarer years first.
+* quotes: the chunks whose text matches a phrase the question quotes, by keywords.
+* topics: the chunks that carry a LangExtract topic ("attribute=value") whose value the question
+  names, rarer first (topics are stored only when ingest ran LangExtract).
+
+Ties keep the order of the other rankings' fusion. A value carried by more than half of the
+chunks (of the documents, for entities) is no evidence: inside one 10-K its own year is on
+most pages. Measured on and off on every labelled set: benchmarks/results/kinds.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
+from citerag.text.dates import years
+from citerag.text.mentions import entity_matcher
+
+# A list field's value index: case-folded value -> ids of the chunks that carry it.
+ValueIndex = Callable[[str], Mapping[str, set[str]]]
+KnownValues = Callable[[str], tuple[str, ...]]
+KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
+
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
+MIN_QUOTED_WORDS = 2
+MAX_SHARE = 0.5  # a value carried by more of the chunks (or documents) than this is no evidence
+
+
+@dataclass(frozen=True)
+class EvidenceWeights:
+    """Each signal's weight in the chunk fusion (1 counts like the dense ranking; 0: off)."""
+
+    entities: float = 1.0
+    years: float = 1.0
+    quotes: float = 1.0
+    topics: float = 1.0
+
+    def active(self) -> dict[str, float]:
+        return {name: w for name, w in self.__dict__.items() if w > 0}
+
+
+@dataclass(frozen=True)
+class CollectionView:
+    """What the signals read from a collection snapshot."""
+
+    known: KnownValues
+    index: ValueIndex
+    doc_of: Callable[[str], str]
+    chunk_count: int
+    keyword_search: KeywordSearch
+
+
+def evidence_rankings(
+    question: str,
+    weights: EvidenceWeights,
+    view: CollectionView,
+    order: Sequence[str],
+    allowed: Collection[str] | None,
+    limit: int,
+) -> dict[str, list[str]]:
+    """Each active signal's ranking (signals with nothing named are left out)."""
+    found: dict[str, list[str]] = {}
+    for signal in weights.active():
+        ranking = _RANKERS[signal](question, view, order, allowed)[:limit]
+        if ranking:
+            found[signal] = ranking
+    return found
+
+
+def named_entities(question: str, known: Sequence[str]) -> list[str]:
+    """Stored entities the question names, written with a capital there; case-folded."""
+    folded = question.casefold()
+    named = []
+    for value in entity_matcher(tuple(known)).mentions(question):
+        at = folded.find(value.casefold())
+        if at >= 0 and question[at : at + 1].isupper():
+            named.append(value.casefold())
+    return named
+
+
+def quoted_phrases(question: str) -> list[str]:
+    return [q for q in _QUOTED.findall(question) if len(q.split()) >= MIN_QUOTED_WORDS]
+
+
+def _by_entities(
+    question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
+) -> list[str]:
+    values = named_entities(question, view.known(ENTITIES))
+    if not values:
+        return []
+    chunks_of = view.index(ENTITIES)
+    docs_of = {v: {view.doc_of(c) for c in chunks_of.get(v, ())} for v in values}
+    all_docs = {view.doc_of(c) for c in order}.union(*docs_of.values())
+    doc_score = _rarity_sums(docs_of.values(), len(all_docs))
+    position = {c: i for i, c in enumerate(order)}
+    picked = [c for c in order if view.doc_of(c) in doc_score]
+    return sorted(picked, key=lambda c: (-doc_score[view.doc_of(c)], position[c]))
+
+
+def _by_years(
+    question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
+) -> list[str]:
+    return _carriers(years(question), YEARS, view, order, allowed)
+
+
+def _by_topics(
+    question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
+) -> list[str]:
+    by_value: dict[str, list[str]] = defaultdict(list)
+    for topic in view.known(TOPICS):
+        by_value[topic.partition("=")[2] or topic].append(topic.casefold())
+    named = entity_matcher(tuple(by_value)).mentions(question) if by_value else []
+    topics = [topic for value in named for topic in by_value[value]]
+    return _carriers(topics, TOPICS, view, order, allowed)
+
+
+def _by_quotes(
+    question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
+) -> list[str]:
+    ranking: list[str] = []
+    for phrase in quoted_phrases(question):
+        ranking += [c for c in view.keyword_search(phrase, allowed) if c not in ranking]
+    return ranking
+
+
+def _carriers(
+    values: Sequence[str],
+    field: str,
+    view: CollectionView,
+    order: Sequence[str],
+    allowed: Collection[str] | None,
+) -> list[str]:
+    """Chunks carrying any of `values`, by the summed rarity of those they carry, ties in
+    `order` then by id."""
+    if not values:
+        return []
+    chunks_of = view.index(field)
+    carriers = [chunks_of.get(v, set()) for v in values]
+    scores = _rarity_sums(carriers, view.chunk_count)
+    if allowed is not None:
+        scores = {c: s for c, s in scores.items() if c in allowed}
+    position = {chunk_id: i for i, chunk_id in enumerate(order)}
+    last = len(position)
+    return sorted(scores, key=lambda c: (-scores[c], position.get(c, last), c))
+
+
+def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
+    """Each member's summed rarity over the groups it is in: log(1 + total / group size). A
+    value most of the collection carries (a 10-K's own year in that 10-K) tells nothing."""
+    scores: dict[str, float] = defaultdict(float)
+    for group in groups:
+        if group and len(group) <= MAX_SHARE * total:
+            rarity = math.log(1 + total / len(group))
+            for member in group:
+                scores[member] += rarity
+    return dict(scores)
+
+
+Ranker = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], list[str]]
+_RANKERS: dict[str, Ranker] = {
+    "entities": _by_entities,
+    "years": _by_years,
+    "quotes": _by_quotes,
+    "topics": _by_topics,
+}
