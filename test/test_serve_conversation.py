@@ -14,17 +14,23 @@ import pytest
 from serve_helpers import running_server, upload_and_wait
 
 pytestmark = pytest.mark.slow
+# Four pages each: with two, the first turn's year sits on half the collection, where the
+# retriever's year evidence cannot tell a report's pages apart (see retrieve/evidence.py).
 REPORTS = {
     "acme_report.pdf": [
         "Acme Corporation annual report. Acme revenues in 2020 were 4.2 billion dollars, up "
         "from 3.9 billion dollars in 2019, driven by rocket skates and anvils.",
         "Risk factors. Acme depends on a single anvil supplier; a supply disruption is a risk "
         "to its operations.",
+        "Products. Acme sells rocket skates, anvils and giant magnets to customers in the desert.",
+        "Outlook. Acme expects its anvil sales to grow in 2021 as new stores open.",
     ],
     "globex_report.pdf": [
         "Globex Corporation annual report. Globex revenues in 2020 were 9.8 billion dollars.",
         "Risk factors. What does it say about its risks? The risks are many: risks of "
         "competition, risks of regulation, risks of cyber attacks and risks of its debt.",
+        "Products. Globex sells doomsday devices and hammocks.",
+        "Outlook. Globex expects revenue growth in 2021.",
     ],
 }
 
