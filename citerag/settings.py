@@ -32,6 +32,7 @@ ENV_OVERRIDES = {
     "embedding_base_url": "EMBEDDING_BASE_URL",
     "embedding_api_key": "EMBEDDING_API_KEY",
     "embedding_backend": "EMBEDDING_BACKEND",
+    "sentence_vectors": "SENTENCE_VECTORS",
     "colbert_checkpoint": "COLBERT_CHECKPOINT",
     "llm_provider": "LLM_PROVIDER",
     "llm_model": "LLM_MODEL",
@@ -77,6 +78,7 @@ class Settings:
     embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
     embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
     embedding_backend: str = "auto"  # "auto" (ONNX on CPU), "torch", "onnx", "onnx-int8"
+    sentence_vectors: str = "separate"  # "separate" or "pooled" (ingest/vectors.py)
     colbert_checkpoint: str = ""
     llm_provider: str = ""
     llm_model: str = ""
