@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from citerag.parse.table_chars import lean_table_chars
+
 CURRENCY_ONLY = re.compile(r"^[$€£¥%]$")
 NUMERIC_CELL = re.compile(r"^\(?[$€£]?\s?\d[\d,.]*\s?%?\)?%?$|^[—–-]$")
 YEAR = re.compile(r"^(19|20)\d\d$")
@@ -50,7 +52,9 @@ def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
     if len(page.get_cdrawings()) < MIN_STROKES_FOR_TABLE:
         return []
     found: list[FoundTable] = []
-    for table in page.find_tables(use_layout=False).tables:
+    with lean_table_chars():  # only cells and boxes are read below
+        finder = page.find_tables(use_layout=False)
+    for table in finder.tables:
         table_words = _words_within(words, table.bbox)
         rows = [
             clean_row(_row_text(_words_within(table_words, row.bbox), row.cells))
