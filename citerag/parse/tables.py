@@ -49,11 +49,13 @@ def find_tables(page: pymupdf.Page) -> list[FoundTable]:
 
 
 def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
-    if len(page.get_cdrawings()) < MIN_STROKES_FOR_TABLE:
+    drawings = page.get_drawings()
+    if len(drawings) < MIN_STROKES_FOR_TABLE:
         return []
     found: list[FoundTable] = []
     with lean_table_chars():  # only cells and boxes are read below
-        finder = page.find_tables(use_layout=False)
+        # The drawings just read, handed over: the finder would read them a second time.
+        finder = page.find_tables(use_layout=False, paths=drawings)
     for table in finder.tables:
         table_words = _words_within(words, table.bbox)
         rows = [
