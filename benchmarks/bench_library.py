@@ -48,6 +48,7 @@ from benchmarks.library_data import (  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import percentile  # noqa: E402
+from citerag.settings import Settings  # noqa: E402
 
 COLLECTION = "library"
 KS = (1, 5, 10)
@@ -86,12 +87,29 @@ def timed_run(command: Sequence[str], env: dict[str, str]) -> tuple[float, str]:
     return seconds, done.stdout
 
 
-def project_ingest(storage: Path, backend: str) -> dict[str, Any]:
-    env = dict(os.environ, RAG_STORAGE_DIR=str(storage), EMBEDDING_BACKEND=backend)
+def lever_settings(lever: str) -> dict[str, str]:
+    """'onnx-int8', 'pooled' or both ('onnx-int8+pooled') as the variables that set them; what
+    the lever leaves out is the default."""
+    env = {"EMBEDDING_BACKEND": "auto", "SENTENCE_VECTORS": Settings().sentence_vectors}
+    for part in lever.split("+"):
+        name = "SENTENCE_VECTORS" if part in ("separate", "pooled") else "EMBEDDING_BACKEND"
+        env[name] = part
+    return env
+
+
+def lever_label(env: dict[str, str]) -> str:
+    backend = env.get("EMBEDDING_BACKEND", "auto")
+    return (
+        f"embedding_backend={backend}, sentence_vectors={env.get('SENTENCE_VECTORS', 'separate')}"
+    )
+
+
+def project_ingest(storage: Path, lever: dict[str, str]) -> dict[str, Any]:
+    env = dict(os.environ, RAG_STORAGE_DIR=str(storage), **lever)
     command = [sys.executable, str(PROJECT / "main.py"), "ingest", *map(str, PDF_FOLDERS)]
     seconds, stdout = timed_run([*command, "--collection", COLLECTION], env)
     total = stdout.strip().splitlines()[-1]
-    print(f"project ingest ({backend}): {seconds:.1f} s; {total}", flush=True)
+    print(f"project ingest ({lever_label(lever)}): {seconds:.1f} s; {total}", flush=True)
     return {"seconds": seconds, "total": total}
 
 
@@ -243,9 +261,9 @@ def render(results: dict[str, Any]) -> str:
         f"| stock (get_text, SentenceSplitter 1024/200, MiniLM via HuggingFaceEmbedding, "
         f"bm25s; {ingest['stock']['chunks']} chunks) | {stock_s:.1f} | 1.00 |",
     ]
-    for backend, row in ingest["project"].items():
+    for label, row in ingest["project"].items():
         lines.append(
-            f"| project, embedding_backend={backend} (`main.py ingest`: {row['total']}) "
+            f"| project, {label} (`main.py ingest`: {row['total']}) "
             f"| {row['seconds']:.1f} | {row['seconds'] / stock_s:.2f} |"
         )
     bound = results["embedding_bound"]
@@ -255,8 +273,9 @@ def render(results: dict[str, Any]) -> str:
         f"the default embedder in {bound['windows']:,} windows of 254 takes "
         f"{bound['seconds']:.1f} s in-process, {bound['seconds'] / stock_s:.2f}× the stock "
         "ingest. The stock path embeds only the first 256 word pieces of each 1024-token chunk "
-        "(about a third of the text); the project embeds every sentence once (all the text) "
-        "plus one head per page.",
+        "(about a third of the text); the project embeds all the text: with "
+        "sentence_vectors=separate every sentence on its own plus one head per page, with "
+        "pooled each page once (its sentences pooled from its tokens).",
         "",
         "## Page hits, every question asked of the whole library",
         "",
@@ -286,20 +305,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", type=Path, default=PROJECT / "storage" / "bench_library")
     parser.add_argument("--reuse", action="store_true", help="keep stored ingests, skip timing")
-    parser.add_argument("--levers", nargs="*", default=[], help="other embedding backends")
+    parser.add_argument(
+        "--levers",
+        nargs="*",
+        default=[],
+        help="other ingests timed: an embedding backend, 'pooled' or 'separate', or both "
+        "joined by '+' (onnx-int8+pooled)",
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--backend", default="auto", help="the project's embedding backend for the whole run"
     )
+    parser.add_argument(
+        "--sentence-vectors", default="", help="the project's sentence vectors for the whole run"
+    )
     args = parser.parse_args()
-    os.environ["EMBEDDING_BACKEND"] = args.backend  # the questions' engine, as the ingest
+    own = lever_settings("+".join(p for p in (args.backend, args.sentence_vectors) if p))
+    os.environ.update(own)  # the questions' engine, as the ingest
     if shared_data_missing(list(PDF_FOLDERS)):
         return 0
     pdfs = shared_pdfs()
-    warm_model_export([args.backend, *args.levers])
+    levers = [lever_settings(lever) for lever in args.levers]
+    warm_model_export(
+        [own["EMBEDDING_BACKEND"], *(v.get("EMBEDDING_BACKEND", "auto") for v in levers)]
+    )
     results: dict[str, Any] = {"machine": describe_machine(), "pdfs": len(pdfs)}
     results["date"] = time.strftime("%Y-%m-%d")
-    results["flags"] = "" if args.backend == "auto" else f" --backend {args.backend}"
+    results["flags"] = "".join(
+        f" --{name} {value}"
+        for name, value in (("backend", args.backend), ("sentence-vectors", args.sentence_vectors))
+        if value not in ("", "auto")
+    )
     stock_dir, project_dir = args.storage / "stock", args.storage / "project"
     timings_file = args.storage / "ingest.json"
     if args.reuse and timings_file.is_file():
@@ -308,10 +344,10 @@ def main() -> int:
         shutil.rmtree(args.storage, ignore_errors=True)
         args.storage.mkdir(parents=True)
         ingest: dict[str, Any] = {"stock": stock_ingest(stock_dir, pdfs), "project": {}}
-        ingest["project"][args.backend] = project_ingest(project_dir, args.backend)
-        for backend in args.levers:
-            ingest["project"][backend] = project_ingest(args.storage / backend, backend)
-            shutil.rmtree(args.storage / backend, ignore_errors=True)
+        ingest["project"][lever_label(own)] = project_ingest(project_dir, own)
+        for name, lever in zip(args.levers, levers, strict=True):
+            ingest["project"][lever_label(lever)] = project_ingest(args.storage / name, lever)
+            shutil.rmtree(args.storage / name, ignore_errors=True)
         timings_file.write_text(json.dumps(ingest))
         results["ingest"] = ingest
     results["embedding_bound"] = embedding_bound(pdfs)
@@ -321,7 +357,7 @@ def main() -> int:
     results["latency"] = latency(engine, stock["stock dense"], args.rounds)
     results["profile"] = answer_profile(engine)
     engine.close()
-    suffix = "" if args.backend == "auto" else f"_{args.backend}"
+    suffix = results["flags"].replace(" --backend ", "_").replace(" --sentence-vectors ", "_")
     publish(render(results), OUT.with_name(f"library{suffix}.md"))
     return 0
 

@@ -41,7 +41,7 @@ class OneHotEncoder(TokenEncoder):
 
     def __init__(self, window: int) -> None:
         self._tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
-        self.window = window
+        self.window = self.body_window = window
         self.dim = 512
         self.windows: list[list[int]] = []
         self._position = 0

@@ -3,9 +3,9 @@
 Instead of encoding every sentence on its own (and each page's head once more), a page's text is
 encoded once, in windows of what the model reads, and each sentence's vector is the normalized
 mean of its own tokens' embeddings: the model's mean pooling, restricted to the sentence's
-characters (the tokenizer's offset mapping), with the rest of the window as context. Windows are
-cut at sentence starts where one fits, so a sentence is split between windows only when it is
-longer than a window. A page's first window is its head (what a separate encoding of the head
+characters (the tokenizer's offset mapping), with the rest of the window as context. Windows
+after the first hold up to `BODY_WINDOW` word pieces and are cut at sentence starts where one
+fits, so a sentence is split between windows only when it is longer than a window. A page's first window is its head (what a separate encoding of the head
 would read), so the head vector is that window's mean, as the model pools it.
 """
 
@@ -19,6 +19,9 @@ import numpy as np
 
 Span = tuple[int, int]  # character offsets into the page text
 BATCH_SIZE = 32
+# Word pieces per window after the head: MiniLM was trained on inputs of 128 at most, and on
+# the library's questions windows of 126 (+ [CLS], [SEP]) pooled as well as 254 or better.
+BODY_WINDOW = 126
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,11 @@ def span_tokens(page: TokenizedPage, span: Span) -> tuple[int, int]:
 def plan_windows(
     count: int, sentence_starts: Sequence[int], size: int, head: int
 ) -> list[tuple[int, int]]:
-    """Consecutive token ranges covering `count` tokens: the first `head` (at most `size`), then
-    windows of at most `size`, each cut at the last sentence start that fits (at `size` tokens
+    """Consecutive token ranges covering `count` tokens: the first `head`, then windows of at
+    most `size`, each cut at the last sentence start that fits (at `size` tokens
     when no sentence starts inside it)."""
     starts = sorted(set(sentence_starts))
-    begin = min(count, head, size)
+    begin = min(count, head)
     windows = [(0, begin)] if begin else []
     while begin < count:
         limit = min(begin + size, count)
@@ -72,6 +75,7 @@ class TokenEncoder:
         self._tokenizer = model.tokenizer
         # Room for the [CLS] and [SEP] the model adds around every input.
         self.window = int(model.max_seq_length) - 2
+        self.body_window = min(self.window, BODY_WINDOW)
 
     @property
     def tokenizer(self) -> Any:
@@ -131,7 +135,12 @@ def pooled_pages(
         for t, (_, spans) in zip(tokenized, pages, strict=True)
     ]
     plans = [
-        plan_windows(len(t.ids), [a for a, b in r if b > a], encoder.window, _head(t, head_chars))
+        plan_windows(
+            len(t.ids),
+            [a for a, b in r if b > a],
+            encoder.body_window,
+            min(_head(t, head_chars), encoder.window),
+        )
         for t, r in zip(tokenized, ranges, strict=True)
     ]
     windows = [t.ids[a:b] for t, plan in zip(tokenized, plans, strict=True) for a, b in plan]
