@@ -5,8 +5,9 @@ encoded once, in windows of what the model reads, and each sentence's vector is 
 mean of its own tokens' embeddings: the model's mean pooling, restricted to the sentence's
 characters (the tokenizer's offset mapping), with the rest of the window as context. Windows
 after the first hold up to `BODY_WINDOW` word pieces and are cut at sentence starts where one
-fits, so a sentence is split between windows only when it is longer than a window. A page's first window is its head (what a separate encoding of the head
-would read), so the head vector is that window's mean, as the model pools it.
+fits, so a sentence is split between windows only when it is longer than a window. A page's
+first window is its head (what a separate encoding of the head would read, up to 254 word
+pieces), so the head vector is that window's mean, as the model pools it.
 """
 
 from __future__ import annotations

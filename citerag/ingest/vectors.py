@@ -64,24 +64,17 @@ def sentence_vectors(
 
 
 def separate_vectors(embedder: Embedder, chunks: Sequence[TextNode]) -> Vectors:
-    """Embed each distinct sentence once, even where overlapping chunks share it."""
-    keys: dict[tuple[int, int, int], int] = {}
-    texts: list[str] = []
+    """Embed each distinct sentence text once: where overlapping chunks share a sentence, and
+    where a text recurs (table rules, repeated rows and notes)."""
+    rows: dict[str, int] = {}
     for chunk in chunks:
-        page, start = page_of(chunk), start_of(chunk)
         for a, b in sentences_of(chunk):
-            key = (page, start + a, start + b)
-            if key not in keys:
-                keys[key] = len(texts)
-                texts.append(chunk.text[a:b])
-    vectors = embedder.embed(texts)
+            rows.setdefault(chunk.text[a:b], len(rows))
+    vectors = embedder.embed(list(rows))
     result = {}
     for chunk in chunks:
-        page, start = page_of(chunk), start_of(chunk)
-        rows = [keys[(page, start + a, start + b)] for a, b in sentences_of(chunk)]
-        result[chunk.node_id] = (
-            vectors[rows] if rows else np.zeros((0, vectors.shape[1]), np.float32)
-        )
+        own = [rows[chunk.text[a:b]] for a, b in sentences_of(chunk)]
+        result[chunk.node_id] = vectors[own] if own else np.zeros((0, vectors.shape[1]), np.float32)
     return result
 
 
