@@ -90,6 +90,10 @@ EMBEDDING_MODEL = ""  # a local SentenceTransformer folder; empty: MiniLM from g
 # "torch", "onnx", "onnx-int8" (quantized: other vectors, documents are ingested again).
 # Measured: benchmarks/results/library.md.
 EMBEDDING_BACKEND = "auto"
+# "separate": every sentence encoded on its own, plus each page's head; "pooled": each page
+# encoded once and each sentence pooled from its own tokens ("late chunking": a faster ingest,
+# other vectors, so documents are ingested again). Measured: benchmarks/results/library.md.
+SENTENCE_VECTORS = "separate"
 COLBERT_CHECKPOINT = ""  # a local ColBERT checkpoint folder or a hub id already in the cache
 GLINER_MODEL = ""  # a local GLiNER folder or a hub id already in the cache; empty: the default
 # GLiNER id if cached, else the rules extractor

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from llama_index.core.embeddings import MockEmbedding
 from transformers import AutoTokenizer
 
 from citerag.chunk.chunker import chunk_document
@@ -20,6 +21,7 @@ from citerag.embed.pooled import (
     span_tokens,
     tokenize_page,
 )
+from citerag.embed.providers import HostedEmbedder
 from citerag.errors import ConfigError
 from citerag.ingest.pipeline import ingest_key
 from citerag.ingest.vectors import document_vectors, page_head_vectors, sentence_vectors
@@ -148,6 +150,13 @@ def _document() -> ParsedDocument:
         for n in (1, 2)
     ]
     return ParsedDocument(doc_id="ef" * 32, name="doc.pdf", parser="pymupdf", pages=pages)
+
+
+def test_hosted_embeddings_cannot_be_pooled_and_say_what_to_set() -> None:
+    hosted = HostedEmbedder(MockEmbedding(embed_dim=DIM), "openai:mock", "http://127.0.0.1:9")
+    chunks = chunk_document(_document(), chunk_size=256, chunk_overlap=32)
+    with pytest.raises(ConfigError, match="hosted .*SENTENCE_VECTORS=separate"):
+        sentence_vectors(hosted, chunks, mode="pooled")
 
 
 @pytest.mark.slow

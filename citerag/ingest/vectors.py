@@ -17,6 +17,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.embed.embedder import Embedder
 from citerag.embed.pooled import TokenEncoder, pooled_heads, pooled_pages
+from citerag.embed.providers import HostedEmbedder
 from citerag.enrich.figures import FIGURE_DESCRIPTION
 from citerag.errors import ConfigError
 from citerag.nodes import (
@@ -173,6 +174,11 @@ def _filled(vectors: np.ndarray, texts: Sequence[str], embedder: Embedder) -> np
 
 
 def _encoder(embedder: Embedder) -> TokenEncoder:
+    if isinstance(embedder, HostedEmbedder):
+        raise ConfigError(
+            f"sentence_vectors 'pooled' needs a local model's token vectors, and the embeddings "
+            f"are hosted ({embedder.model_id}); set SENTENCE_VECTORS=separate."
+        )
     return TokenEncoder(embedder.model, embedder.dim)
 
 
