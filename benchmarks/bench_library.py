@@ -266,7 +266,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"{results['machine']} {results['pdfs']} PDFs "
         f"({', '.join(str(f.relative_to(EVAL)) for f in PDF_FOLDERS)}) in one collection. "
-        f"Run: `python benchmarks/bench_library.py{results['flags']}`, {results['date']}.",
+        f"Run: `python benchmarks/bench_library.py{results['command']}`, {results['date']}.",
         "",
         "## Ingest (one fresh process each, imports and model load included)",
         "",
@@ -352,6 +352,8 @@ def main() -> int:
         for name, value in (("backend", args.backend), ("sentence-vectors", args.sentence_vectors))
         if value not in ("", "auto")
     )
+    timed_levers = f" --levers {' '.join(args.levers)}" if args.levers else ""
+    results["command"] = results["flags"] + timed_levers
     stock_dir, project_dir = args.storage / "stock", args.storage / "project"
     timings_file = args.storage / "ingest.json"
     if args.reuse and timings_file.is_file():
