@@ -89,6 +89,8 @@ def main() -> int:
         )
         engine = Engine(settings)
         variants, out = _compared(args.compare) if args.compare else (VARIANTS, "retrieval.md")
+        if args.compare and settings.embedding_backend != "auto":  # the whole run's backend
+            out = out.replace(".md", f"_{settings.embedding_backend}.md")
         try:
             plot = RESULTS / out.replace("retrieval", "finance_recall").replace(".md", ".png")
             report = (
