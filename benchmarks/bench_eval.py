@@ -9,6 +9,9 @@
 Writes benchmarks/results/retrieval.md and finance_recall.png.
 
     .venv/bin/python benchmarks/bench_eval.py [--storage DIR] [--skip-latency]
+    .venv/bin/python benchmarks/bench_eval.py --compare sentence_vectors=pooled
+(`--compare`: the default beside that one setting changed, no latency; written to
+retrieval_<setting>_<value>.md.)
 """
 
 from __future__ import annotations
@@ -86,12 +89,28 @@ def main() -> int:
             storage_dir=storage, llm_provider="", reranker="auto"
         )
         engine = Engine(with_finance_words(settings))
+        variants, out = _compared(args.compare) if args.compare else (VARIANTS, "retrieval.md")
+        if args.compare and settings.embedding_backend != "auto":  # the whole run's backend
+            out = out.replace(".md", f"_{settings.embedding_backend}.md")
         try:
-            report = latency_only(engine) if args.latency_only else run(engine, args)
+            plot = RESULTS / out.replace("retrieval", "finance_recall").replace(".md", ".png")
+            report = (
+                latency_only(engine) if args.latency_only else run(engine, args, variants, plot)
+            )
         finally:
             engine.close()
-    publish(report, RESULTS / "retrieval.md")
+    publish(report, RESULTS / out)
     return 0
+
+
+def _compared(change: str) -> tuple[dict[str, dict[str, object]], str]:
+    """The default beside one changed setting ("name=value"), and where the report goes."""
+    name, _, text = change.partition("=")
+    try:
+        value: object = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    return {DEFAULT: {}, f"project, {name}={text}": {name: value}}, f"retrieval_{name}_{text}.md"
 
 
 def _arguments() -> argparse.Namespace:
@@ -103,15 +122,27 @@ def _arguments() -> argparse.Namespace:
         action="store_true",
         help="measure latency again (e.g. on a quiet machine) and replace that section only",
     )
-    return parser.parse_args()
+    parser.add_argument(
+        "--compare",
+        metavar="SETTING=VALUE",
+        help="only the default beside this one change (e.g. sentence_vectors=pooled), no latency",
+    )
+    args = parser.parse_args()
+    args.skip_latency = args.skip_latency or bool(args.compare)
+    return args
 
 
-def run(engine: Engine, args: argparse.Namespace) -> str:
+def run(
+    engine: Engine,
+    args: argparse.Namespace,
+    variants: dict[str, dict[str, object]],
+    plot_file: Path,
+) -> str:
     ingestion = ingest_all(engine, PDFS)
-    for changes in VARIANTS.values():
+    for changes in variants.values():
         if ingest_tag(changes):
             ingestion += ingest_all(engine, PDFS, changes)
-    systems: list[Any] = project_variants(engine, VARIANTS)
+    systems: list[Any] = project_variants(engine, variants)
     suite = build_stock_suite(PDFS, engine.embed_model)
     systems += suite.baselines
     sections: list[str] = []
@@ -126,7 +157,7 @@ def run(engine: Engine, args: argparse.Namespace) -> str:
         print(sections[-1])
     plot = plot_recall_by_type(
         {s: plot_data[s] for s in (DEFAULT, *[b.name for b in suite.baselines])},
-        RESULTS / "finance_recall.png",
+        plot_file,
     )
     pg = _paul_graham(systems)
     latency = "" if args.skip_latency else _latency(engine, suite)

@@ -48,6 +48,7 @@ from benchmarks.library_data import (  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import percentile  # noqa: E402
+from citerag.settings import Settings  # noqa: E402
 
 COLLECTION = "library"
 KS = (1, 5, 10)
@@ -58,19 +59,36 @@ OUT = RESULTS / "library.md"
 LEVER_NOTES = [
     "Levers measured once during development (not re-run by this script):",
     "- Kept: ONNX Runtime for the embedder (float32: PyTorch's vectors to 1e-6; the rows above "
-    "give its speed beside PyTorch's), every distinct sentence encoded once per document, and "
-    "the next file parsed in a background process while the current one is embedded (the "
-    "'parse' stage above is the time the main process still waited for it).",
+    "give its speed beside PyTorch's), every distinct sentence text encoded once (7% of the "
+    "sentences' word pieces recur: table rules, repeated rows), and the next file parsed in a "
+    "background process while the current one is embedded (the 'parse' stage above is the time "
+    "the main process still waited for it).",
+    "- Kept: parsing reads each page's drawings once and gives PyMuPDF's table finder only the "
+    "character fields its line detection reads (`citerag/parse/table_chars.py`): the parsed "
+    "documents of all 19 PDFs are the same byte for byte, and parsing them took 87 s instead "
+    "of 127 s (one interleaved run, loaded machine). Table finding is still most of parsing.",
+    "- Not the default: `sentence_vectors=pooled` (late chunking: each page encoded once, the "
+    "head in one window of up to 254 word pieces, the rest in windows of 126 cut at sentence "
+    "starts, each sentence the mean of its own tokens; its ingest row above). Asked of the whole "
+    "library (a separate run of the same code): 10-K hit@1/5/10 0.58 / 0.90 / 0.96 against the "
+    "default's 0.56 / 0.92 / 0.96, MMLongBench-Doc dev 0.50 / 0.79 / 0.81 against 0.48 / 0.74 / "
+    "0.79. With `onnx-int8` as well: 0.60 / 0.92 / 0.96 and 0.48 / 0.78 / 0.81. Per document "
+    "(`retrieval_sentence_vectors_pooled*.md`) pooling, float32 or int8, costs the 10-K "
+    "questions recall@10 (0.98 against 1.00) and recall@1 (0.04-0.06). The 10-K hit@5 falls "
+    "by one question library-wide, more than the 0.01 allowed, so it is a setting, not the "
+    "default. Windows of 254 throughout did no better (10-K 0.56 / 0.90 / 0.96, "
+    "MMLongBench-Doc 0.50 / 0.78 / 0.81).",
     "- Rejected: page-head vectors as the mean of the page's first sentences' vectors instead "
     "of a second encoding of the head (would save about a third of the embedding): page-head "
     "ranking alone fell from hit@5 0.72 to 0.58 on the 10-K questions and from 0.64 to 0.47 on "
-    "the MMLongBench-Doc dev questions.",
+    "the MMLongBench-Doc dev questions. (The pooled path's head is a real encoding of the head.)",
     "- Rejected: PyMuPDF's table finder run on bands of strokes instead of the whole page: "
     "79.6 s to 72.0 s of table finding over the 404 pages with strokes, but 41 of those pages' "
     "tables changed.",
     "- No gain: encoding sentences in batches of 32, 256 or 1024 instead of 64 (within the "
-    "noise of a shared machine, 1024 slower).",
-    "- Not the default: `onnx-int8` ingests fastest (row above) but moves every vector (cosine "
+    "noise of a shared machine, 1024 slower); sentence-transformers already sorts each call's "
+    "texts by length, so padding is small.",
+    "- Not the default: `onnx-int8` ingests fastest (rows above) but moves every vector (cosine "
     "about 0.99 to float32); see its own run for its hits before choosing it.",
 ]
 Place = tuple[str, int]  # (document name, 1-based page)
@@ -86,12 +104,29 @@ def timed_run(command: Sequence[str], env: dict[str, str]) -> tuple[float, str]:
     return seconds, done.stdout
 
 
-def project_ingest(storage: Path, backend: str) -> dict[str, Any]:
-    env = dict(os.environ, RAG_STORAGE_DIR=str(storage), EMBEDDING_BACKEND=backend)
+def lever_settings(lever: str) -> dict[str, str]:
+    """'onnx-int8', 'pooled' or both ('onnx-int8+pooled') as the variables that set them; what
+    the lever leaves out is the default."""
+    env = {"EMBEDDING_BACKEND": "auto", "SENTENCE_VECTORS": Settings().sentence_vectors}
+    for part in lever.split("+"):
+        name = "SENTENCE_VECTORS" if part in ("separate", "pooled") else "EMBEDDING_BACKEND"
+        env[name] = part
+    return env
+
+
+def lever_label(env: dict[str, str]) -> str:
+    backend = env.get("EMBEDDING_BACKEND", "auto")
+    return (
+        f"embedding_backend={backend}, sentence_vectors={env.get('SENTENCE_VECTORS', 'separate')}"
+    )
+
+
+def project_ingest(storage: Path, lever: dict[str, str]) -> dict[str, Any]:
+    env = dict(os.environ, RAG_STORAGE_DIR=str(storage), **lever)
     command = [sys.executable, str(PROJECT / "main.py"), "ingest", *map(str, PDF_FOLDERS)]
     seconds, stdout = timed_run([*command, "--collection", COLLECTION], env)
     total = stdout.strip().splitlines()[-1]
-    print(f"project ingest ({backend}): {seconds:.1f} s; {total}", flush=True)
+    print(f"project ingest ({lever_label(lever)}): {seconds:.1f} s; {total}", flush=True)
     return {"seconds": seconds, "total": total}
 
 
@@ -239,7 +274,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"{results['machine']} {results['pdfs']} PDFs "
         f"({', '.join(str(f.relative_to(EVAL)) for f in PDF_FOLDERS)}) in one collection. "
-        f"Run: `python benchmarks/bench_library.py{results['flags']}`, {results['date']}.",
+        f"Run: `python benchmarks/bench_library.py{results['command']}`, {results['date']}.",
         "",
         "## Ingest (one fresh process each, imports and model load included)",
         "",
@@ -248,9 +283,9 @@ def render(results: dict[str, Any]) -> str:
         f"| stock (get_text, SentenceSplitter 1024/200, MiniLM via HuggingFaceEmbedding, "
         f"bm25s; {ingest['stock']['chunks']} chunks) | {stock_s:.1f} | 1.00 |",
     ]
-    for backend, row in ingest["project"].items():
+    for label, row in ingest["project"].items():
         lines.append(
-            f"| project, embedding_backend={backend} (`main.py ingest`: {row['total']}) "
+            f"| project, {label} (`main.py ingest`: {row['total']}) "
             f"| {row['seconds']:.1f} | {row['seconds'] / stock_s:.2f} |"
         )
     bound = results["embedding_bound"]
@@ -260,8 +295,11 @@ def render(results: dict[str, Any]) -> str:
         f"the default embedder in {bound['windows']:,} windows of 254 takes "
         f"{bound['seconds']:.1f} s in-process, {bound['seconds'] / stock_s:.2f}× the stock "
         "ingest. The stock path embeds only the first 256 word pieces of each 1024-token chunk "
-        "(about a third of the text); the project embeds every sentence once (all the text) "
-        "plus one head per page.",
+        "(about a third of the text); the project embeds all the text: with "
+        "sentence_vectors=separate every sentence on its own plus one head per page, with "
+        "pooled each page once (its sentences pooled from its tokens).",
+        "",
+        *LEVER_NOTES,
         "",
         "## Page hits, every question asked of the whole library",
         "",
@@ -291,20 +329,39 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", type=Path, default=PROJECT / "storage" / "bench_library")
     parser.add_argument("--reuse", action="store_true", help="keep stored ingests, skip timing")
-    parser.add_argument("--levers", nargs="*", default=[], help="other embedding backends")
+    parser.add_argument(
+        "--levers",
+        nargs="*",
+        default=[],
+        help="other ingests timed: an embedding backend, 'pooled' or 'separate', or both "
+        "joined by '+' (onnx-int8+pooled)",
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
         "--backend", default="auto", help="the project's embedding backend for the whole run"
     )
+    parser.add_argument(
+        "--sentence-vectors", default="", help="the project's sentence vectors for the whole run"
+    )
     args = parser.parse_args()
-    os.environ["EMBEDDING_BACKEND"] = args.backend  # the questions' engine, as the ingest
+    own = lever_settings("+".join(p for p in (args.backend, args.sentence_vectors) if p))
+    os.environ.update(own)  # the questions' engine, as the ingest
     if shared_data_missing(list(PDF_FOLDERS)):
         return 0
     pdfs = shared_pdfs()
-    warm_model_export([args.backend, *args.levers])
+    levers = [lever_settings(lever) for lever in args.levers]
+    warm_model_export(
+        [own["EMBEDDING_BACKEND"], *(v.get("EMBEDDING_BACKEND", "auto") for v in levers)]
+    )
     results: dict[str, Any] = {"machine": describe_machine(), "pdfs": len(pdfs)}
     results["date"] = time.strftime("%Y-%m-%d")
-    results["flags"] = "" if args.backend == "auto" else f" --backend {args.backend}"
+    results["flags"] = "".join(
+        f" --{name} {value}"
+        for name, value in (("backend", args.backend), ("sentence-vectors", args.sentence_vectors))
+        if value not in ("", "auto")
+    )
+    timed_levers = f" --levers {' '.join(args.levers)}" if args.levers else ""
+    results["command"] = results["flags"] + timed_levers
     stock_dir, project_dir = args.storage / "stock", args.storage / "project"
     timings_file = args.storage / "ingest.json"
     if args.reuse and timings_file.is_file():
@@ -313,10 +370,10 @@ def main() -> int:
         shutil.rmtree(args.storage, ignore_errors=True)
         args.storage.mkdir(parents=True)
         ingest: dict[str, Any] = {"stock": stock_ingest(stock_dir, pdfs), "project": {}}
-        ingest["project"][args.backend] = project_ingest(project_dir, args.backend)
-        for backend in args.levers:
-            ingest["project"][backend] = project_ingest(args.storage / backend, backend)
-            shutil.rmtree(args.storage / backend, ignore_errors=True)
+        ingest["project"][lever_label(own)] = project_ingest(project_dir, own)
+        for name, lever in zip(args.levers, levers, strict=True):
+            ingest["project"][lever_label(lever)] = project_ingest(args.storage / name, lever)
+            shutil.rmtree(args.storage / name, ignore_errors=True)
         timings_file.write_text(json.dumps(ingest))
         results["ingest"] = ingest
     results["embedding_bound"] = embedding_bound(pdfs)
@@ -326,7 +383,7 @@ def main() -> int:
     results["latency"] = latency(engine, stock["stock dense"], args.rounds)
     results["profile"] = answer_profile(engine)
     engine.close()
-    suffix = "" if args.backend == "auto" else f"_{args.backend}"
+    suffix = results["flags"].replace(" --backend ", "_").replace(" --sentence-vectors ", "_")
     publish(render(results), OUT.with_name(f"library{suffix}.md"))
     return 0
 

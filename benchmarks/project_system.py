@@ -22,7 +22,7 @@ from citerag.settings import Settings
 
 # Settings that shape the stored chunks: a variant changing one is ingested into its own
 # collections.
-INGEST_KEYS = ("chunk_size", "chunk_overlap", "parser", "mineru_tier")
+INGEST_KEYS = ("chunk_size", "chunk_overlap", "parser", "mineru_tier", "sentence_vectors")
 
 
 def collection_for(pdf_name: str, tag: str = "") -> str:

@@ -35,6 +35,7 @@ Metadata = Literal["none", "entity", "langextract", "both"]  # enrichment at ing
 KeywordBackend = Literal["auto", "bm25s", "milvus"]  # citerag/store/keywords.py
 EmbeddingProvider = Literal["local", "openai", "ollama"]  # citerag/embed/providers.py
 EmbeddingBackend = Literal["auto", "torch", "onnx", "onnx-int8"]  # citerag/embed/onnx_backend.py
+SentenceVectors = Literal["separate", "pooled"]  # citerag/ingest/vectors.py
 EVIDENCE_SETTINGS = ("evidence_entities", "evidence_years", "evidence_quotes", "evidence_topics")
 
 RERANKERS: tuple[str, ...] = get_args(Reranker)
@@ -45,6 +46,7 @@ METADATA: tuple[str, ...] = get_args(Metadata)
 KEYWORD_BACKENDS: tuple[str, ...] = get_args(KeywordBackend)
 EMBEDDING_PROVIDERS: tuple[str, ...] = get_args(EmbeddingProvider)
 EMBEDDING_BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
+SENTENCE_VECTORS: tuple[str, ...] = get_args(SentenceVectors)
 _CHOICES = {
     "reranker": RERANKERS,
     "parser": PARSERS,
@@ -54,6 +56,7 @@ _CHOICES = {
     "keyword_backend": KEYWORD_BACKENDS,
     "embedding_provider": EMBEDDING_PROVIDERS,
     "embedding_backend": EMBEDDING_BACKENDS,
+    "sentence_vectors": SENTENCE_VECTORS,
 }
 _POSITIVE = ("similarity_top_k_fusion", "rrf_k", "fusion_top_n", "rerank_top_n")
 
@@ -101,6 +104,9 @@ class Settings(BaseModel):
     # "onnx-int8" is quantized: other vectors, documents are ingested again.
     # Measured: benchmarks/results/library.md.
     embedding_backend: EmbeddingBackend = "auto"
+    # "separate": every sentence encoded on its own, plus each page's head; "pooled": each page
+    # encoded once, each sentence pooled from its own tokens (faster ingest, other vectors).
+    sentence_vectors: SentenceVectors = "separate"
     colbert_checkpoint: str = ""  # a local checkpoint folder or a hub id already in the cache
     llm_provider: LlmProvider = ""  # empty: no LLM, answers are extractive
     llm_model: str = ""
@@ -230,6 +236,7 @@ class EnvironmentOverrides(BaseSettings):
     embedding_base_url: str | None = Field(default=None, validation_alias="EMBEDDING_BASE_URL")
     embedding_api_key: str | None = Field(default=None, validation_alias="EMBEDDING_API_KEY")
     embedding_backend: str | None = Field(default=None, validation_alias="EMBEDDING_BACKEND")
+    sentence_vectors: str | None = Field(default=None, validation_alias="SENTENCE_VECTORS")
     colbert_checkpoint: str | None = Field(default=None, validation_alias="COLBERT_CHECKPOINT")
     llm_provider: str | None = Field(default=None, validation_alias="LLM_PROVIDER")
     llm_model: str | None = Field(default=None, validation_alias="LLM_MODEL")

@@ -28,12 +28,7 @@ from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, f
 from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
-from citerag.ingest.vectors import (
-    chunk_vectors,
-    page_head_vectors,
-    sentence_vectors,
-    vector_rows,
-)
+from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
@@ -60,6 +55,7 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "embedding_model": settings.embedding_model,
         # Float32 ONNX gives PyTorch's vectors; only int8 moves them.
         **({"embedding_backend": "int8"} if settings.embedding_backend == "onnx-int8" else {}),
+        **({"sentence_vectors": "pooled"} if settings.sentence_vectors == "pooled" else {}),
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
@@ -178,9 +174,11 @@ class Ingestor:
         step("tree")
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
-        sentences = sentence_vectors(self._embedder, chunks)
+        sentences, heads = document_vectors(
+            self._embedder, chunks, parsed, self._settings.sentence_vectors
+        )
         vectors = chunk_vectors(self._embedder, chunks, sentences)
-        sentences.update(page_head_vectors(self._embedder, parsed))
+        sentences.update(heads)
         step("store")
         self._store(collection, parsed, chunks, vectors, sentences, tree)
         replaced = self._remove_older_versions(collection, path.name, doc_id)

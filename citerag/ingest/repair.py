@@ -219,7 +219,8 @@ class SplitBrainRepairer:
         unembedded = [c for c in full if c.node_id not in with_vectors]
         if unembedded:
             self._docstore.put_sentence_vectors(
-                collection, sentence_vectors(self._embedder, unembedded)
+                collection,
+                sentence_vectors(self._embedder, unembedded, self._settings.sentence_vectors),
             )
             repair.actions.append(f"embedded the sentences of {len(unembedded)} chunks again")
         if parsed is not None:
@@ -232,7 +233,9 @@ class SplitBrainRepairer:
         heads = page_head_vectors_keys(parsed)
         if len(self._docstore.get_sentence_vectors(collection, heads)) == len(heads):
             return
-        self._docstore.put_sentence_vectors(collection, page_head_vectors(self._embedder, parsed))
+        self._docstore.put_sentence_vectors(
+            collection, page_head_vectors(self._embedder, parsed, self._settings.sentence_vectors)
+        )
         repair.actions.append("embedded the page heads again")
 
     def _restore_milvus(

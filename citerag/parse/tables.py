@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from citerag.parse.table_chars import lean_table_chars
 from citerag.text.dates import TABLE_YEAR
 
 CURRENCY_ONLY = re.compile(r"^[$€£¥%]$")
@@ -49,10 +50,14 @@ def find_tables(page: pymupdf.Page) -> list[FoundTable]:
 
 
 def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
-    if len(page.get_cdrawings()) < MIN_STROKES_FOR_TABLE:
+    drawings = page.get_drawings()
+    if len(drawings) < MIN_STROKES_FOR_TABLE:
         return []
     found: list[FoundTable] = []
-    for table in page.find_tables(use_layout=False).tables:
+    with lean_table_chars():  # only cells and boxes are read below
+        # The drawings just read, handed over: the finder would read them a second time.
+        finder = page.find_tables(use_layout=False, paths=drawings)
+    for table in finder.tables:
         table_words = _words_within(words, table.bbox)
         rows = [
             clean_row(_row_text(_words_within(table_words, row.bbox), row.cells))
