@@ -18,7 +18,7 @@ from llama_index.core.schema import TextNode
 from citerag.embed.embedder import Embedder
 from citerag.embed.pooled import TokenEncoder, pooled_heads, pooled_pages
 from citerag.embed.providers import HostedEmbedder
-from citerag.enrich.figures import FIGURE_DESCRIPTION
+from citerag.enrich.figure_descriptions import FIGURE_DESCRIPTION
 from citerag.errors import ConfigError
 from citerag.nodes import (
     block_type_of,
