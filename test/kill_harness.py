@@ -85,7 +85,7 @@ def marked(fd: int, phase: str, function: Callable[..., Any]) -> Callable[..., A
 def install_markers(fd: int, engine: Engine) -> None:
     for name in ("parse_document",):
         setattr(pipeline, name, marked(fd, "parse", getattr(pipeline, name)))
-    for name in ("sentence_vectors", "chunk_vectors", "page_head_vectors"):
+    for name in ("document_vectors", "chunk_vectors"):
         setattr(pipeline, name, marked(fd, "embed", getattr(pipeline, name)))
     for name in ("put_document", "put_chunks", "put_sentence_vectors", "put_tree", "mark_ready"):
         setattr(engine.docstore, name, marked(fd, "docstore", getattr(engine.docstore, name)))
