@@ -23,17 +23,15 @@ import numpy as np
 from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
-from citerag.embed.embedder import Embedder
 from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
-from citerag.enrich.step import Enricher
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
+from citerag.ingest.writer import DocumentWriter
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
-from citerag.store.base import Stores
 from citerag.tree.ingest_step import build_tree_logged, summarizer_for
 from citerag.types import DocumentRecord, ParsedDocument
 
@@ -105,22 +103,10 @@ class StageClock:
         return self.seconds
 
 
-class Ingestor:
-    def __init__(
-        self,
-        settings: Settings,
-        stores: Stores,
-        embedder: Embedder,
-        enricher: Enricher | None = None,
-    ) -> None:
-        self._settings = settings
-        self._enricher = enricher or Enricher("none")
-        self._stores = stores
-        self._docstore = stores.docstore
-        self._vectors = stores.vectors
-        self._keywords = stores.keywords
-        self._embedder = embedder
-        self._prefetch = ParsePrefetcher(settings)
+class Ingestor(DocumentWriter):
+    @cached_property
+    def _prefetch(self) -> ParsePrefetcher:
+        return ParsePrefetcher(self._settings)
 
     def prepare(self, path: Path) -> None:
         """Start parsing `path` in the background: the ingest that follows finds it parsed."""

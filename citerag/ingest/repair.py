@@ -29,6 +29,7 @@ from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
 from citerag.enrich.step import Enricher
 from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
+from citerag.ingest.writer import DocumentWriter
 from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
 from citerag.parse.cache import load_cached
 from citerag.retrieve.keyword_sync import index_from_docstore
@@ -55,7 +56,7 @@ class Repair:
         return any(action.startswith("lost") for action in self.actions)
 
 
-class SplitBrainRepairer:
+class SplitBrainRepairer(DocumentWriter):
     def __init__(
         self,
         settings: Settings,
@@ -64,12 +65,7 @@ class SplitBrainRepairer:
         ingest_key: KeyOf,
         enricher: Enricher | None = None,
     ) -> None:
-        self._settings = settings
-        self._enricher = enricher or Enricher("none")
-        self._docstore = stores.docstore
-        self._vectors = stores.vectors
-        self._keywords = stores.keywords
-        self._embedder = embedder
+        super().__init__(settings, stores, embedder, enricher)
         self._ingest_key = ingest_key
 
     def check(self, collection: str) -> list[Repair]:
