@@ -15,18 +15,10 @@ from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.llm.connection import PROVIDERS, build_llm
 from citerag.settings import Settings
-from citerag.testing.llm import REPLY, LLMProviderContract
+from citerag.testing.llm import REPLY, SOURCE, LLMProviderContract
 
 SOURCES = [
-    Source(
-        id="c1",
-        document_name="x.pdf",
-        page_number=2,
-        title="Results",
-        score=0.9,
-        citation_number=1,
-        content="Revenue grew 24% to $25.0 billion in 2020.",
-    ),
+    SOURCE,
     Source(
         id="c2",
         document_name="x.pdf",

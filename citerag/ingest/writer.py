@@ -10,7 +10,7 @@ from citerag.store.base import Stores
 
 class DocumentWriter:
     """Settings, the stores a document's text, vectors and keywords go to, the embedder and the
-    enricher (rules-free "none" when not given)."""
+    enricher (the "none" enricher when not given)."""
 
     def __init__(
         self,
