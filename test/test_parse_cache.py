@@ -10,7 +10,7 @@ from helpers import DEMO_PDF
 
 from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse import select
-from citerag.parse.cache import cache_path, load_cached, save_cached
+from citerag.parse.cache import PARSE_FORMAT, cache_path, load_cached, save_cached
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.types import BBox, Block, Page, ParsedDocument
 
@@ -39,7 +39,13 @@ def test_entries_are_separate_per_parser_and_tier(tmp_path: Path) -> None:
 
 def test_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     save_cached(tmp_path, _document())
-    assert [p.name for p in tmp_path.iterdir()] == ["abc.pymupdf.json"]
+    assert [p.name for p in tmp_path.iterdir()] == [f"abc.pymupdf.v{PARSE_FORMAT}.json"]
+
+
+def test_a_parse_cached_by_an_older_parser_format_is_made_again(tmp_path: Path) -> None:
+    save_cached(tmp_path, _document())
+    (tmp_path / f"abc.pymupdf.v{PARSE_FORMAT}.json").rename(tmp_path / "abc.pymupdf.json")
+    assert load_cached(tmp_path, "abc", "pymupdf") is None
 
 
 def test_damaged_entry_is_treated_as_a_miss(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
-CHUNK_FORMAT = 3  # 3: chunks know their section-tree node
+CHUNK_FORMAT = 4  # 3: chunks know their section-tree node; 4: parse.cache.PARSE_FORMAT 2
 Progress = Callable[[str], None]
 STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
 

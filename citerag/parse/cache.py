@@ -8,10 +8,13 @@ from pathlib import Path
 from citerag.store.atomic_dirs import write_json_atomically
 from citerag.types import ParsedDocument
 
+# Bump when a parser's output changes for the same file, so cached parses are made again.
+PARSE_FORMAT = 2  # 2: pages of more vector paths than any table are not searched for tables
+
 
 def cache_path(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Path:
     variant = f"{parser}-{tier}" if tier else parser
-    return cache_dir / f"{doc_id}.{variant}.json"
+    return cache_dir / f"{doc_id}.{variant}.v{PARSE_FORMAT}.json"
 
 
 def load_cached(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> ParsedDocument | None:

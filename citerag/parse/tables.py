@@ -25,6 +25,11 @@ MAX_LABEL_ROW_CHARS = 80
 MIN_TEXT_TABLE_ROWS = 3
 # Pages drawn with fewer vector strokes than this cannot hold a ruled table.
 MIN_STROKES_FOR_TABLE = 4
+# Pages drawn with more vector paths than this are pictures (a map, a chart plotted point by
+# point), not ruled tables: the busiest table page in the shared PDFs has under 900 paths, a map
+# page 187,000. PyMuPDF's finder costs seconds per thousand paths there and, on the two such pages
+# measured, wrapped the whole page in one false table.
+MAX_PATHS_FOR_TABLE = 10_000
 
 Word = Sequence[object]  # PyMuPDF word tuple: x0, y0, x1, y1, text, block, line, word
 CellRect = Sequence[float] | None
@@ -51,7 +56,7 @@ def find_tables(page: pymupdf.Page) -> list[FoundTable]:
 
 def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
     drawings = page.get_drawings()
-    if len(drawings) < MIN_STROKES_FOR_TABLE:
+    if not MIN_STROKES_FOR_TABLE <= len(drawings) <= MAX_PATHS_FOR_TABLE:
         return []
     found: list[FoundTable] = []
     with lean_table_chars():  # only cells and boxes are read below
