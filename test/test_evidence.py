@@ -20,6 +20,8 @@ from citerag.retrieve.evidence import (
 )
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.page_evidence import PageKey
+from citerag.store.base import VectorQuery
+from citerag.store.keywords import KeywordQuery
 
 DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
@@ -43,22 +45,21 @@ class Keywords:
         self.chunks = list(chunks)
         self.queries: list[str] = []
 
-    def search(
-        self, collection: str, kind: str, query: str, top_k: int, allowed_ids: Any = None
-    ) -> list[tuple[str, float]]:
-        self.queries.append(query)
-        if kind != "chunk":
+    def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
+        self.queries.append(query.text)
+        if query.kind != "chunk":
             return []
-        found = [c for c in self.chunks if allowed_ids is None or c in allowed_ids]
-        return [(c, 1.0 / (i + 1)) for i, c in enumerate(found[:top_k])]
+        allowed = query.allowed_ids
+        found = [c for c in self.chunks if allowed is None or c in allowed]
+        return [(c, 1.0 / (i + 1)) for i, c in enumerate(found[: query.top_k])]
 
 
 class Vectors:
     def __init__(self, ranking: Sequence[str]) -> None:
         self.ranking = list(ranking)
 
-    def search(self, collection: str, vectors: Any, top_k: int, **_: Any) -> list[Any]:
-        return [[(c, 1.0) for c in self.ranking[:top_k]]]
+    def search(self, collection: str, query: VectorQuery) -> list[list[tuple[str, float]]]:
+        return [[(c, 1.0) for c in self.ranking[: query.top_k]]]
 
 
 class Docstore:

@@ -32,7 +32,7 @@ from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
+from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
 _DEFAULTS = Settings()
 
@@ -174,13 +174,13 @@ class HybridRetriever(BaseRetriever):
         pushed_ids: Sequence[str] | None = None,
     ) -> list[str]:
         """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
-        hits = self._vectors.search(
-            self._state.name,
+        query = VectorQuery(
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
             filters=vector_filters(self._filters),
             node_ids=pushed_ids,
-        )[0]
+        )
+        hits = self._vectors.search(self._state.name, query)[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places
         return [cid for cid, _ in hits if cid in places and (allowed is None or cid in allowed)]
