@@ -167,13 +167,9 @@ class HybridRetriever(BaseRetriever):
             return None
         return self._state.matching(self._filters)
 
-    def _dense(
-        self,
-        query_vector: np.ndarray,
-        allowed: set[str] | None,
-        pushed_ids: Sequence[str] | None = None,
-    ) -> list[str]:
-        """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
+    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+        """Vector hits among the chunks `_vector_scope` keeps of `allowed`."""
+        among, pushed_ids = self._vector_scope(allowed)
         query = VectorQuery(
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
@@ -183,7 +179,14 @@ class HybridRetriever(BaseRetriever):
         hits = self._vectors.search(self._state.name, query)[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places
-        return [cid for cid, _ in hits if cid in places and (allowed is None or cid in allowed)]
+        return [cid for cid, _ in hits if cid in places and (among is None or cid in among)]
+
+    def _vector_scope(
+        self, allowed: set[str] | None
+    ) -> tuple[set[str] | None, Sequence[str] | None]:
+        """The chunks vector hits must be among (None: any), and the ids the search itself is
+        limited to (None: no id list); here `allowed`, checked on the hits."""
+        return allowed, None
 
     def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
         hits = self._state.keyword_hits(

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.retrieve.hybrid import HybridRetriever
@@ -40,19 +39,18 @@ class ListFilteredRetriever(HybridRetriever):
         hard = self._matching(self._hard_filters, allowed, "hard")
         return allowed if hard is None else hard
 
-    def _dense(
-        self,
-        query_vector: np.ndarray,
-        allowed: set[str] | None,
-        pushed_ids: Sequence[str] | None = None,
-    ) -> list[str]:
+    def _vector_scope(
+        self, allowed: set[str] | None
+    ) -> tuple[set[str] | None, Sequence[str] | None]:
+        """The chunks the vector filters match (or the hard filters' `allowed`), pushed to the
+        search as ids when there are not too many."""
         wanted = self._matching(self._vector_filters, allowed, "vector")
         if wanted is None:
             if allowed is None or self._hard_filters is None:
-                return super()._dense(query_vector, allowed, pushed_ids)
+                return super()._vector_scope(allowed)
             wanted = allowed
         pushed = sorted(wanted) if len(wanted) <= MAX_PUSHED_IDS else None
-        return super()._dense(query_vector, wanted, pushed)
+        return wanted, pushed
 
     def _matching(
         self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
