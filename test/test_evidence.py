@@ -202,16 +202,17 @@ def test_a_hard_filter_only_for_what_the_question_states() -> None:
 
     from citerag.plan.question_filters import filters_for
     from citerag.tools.facts import FactsQueryEngine
+    from citerag.tools.retriever import ListFilters
 
     facts = FactsQueryEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
     named_only = filters_for("How many people did Acme Corp employ?", ["Acme Corp"])
     assert named_only.entities == ["Acme Corp"]
-    assert facts.scoped_filters(named_only) == (None, None)  # evidence, not a filter
+    assert facts.scoped_filters(named_only) == ListFilters()  # evidence, not a filter
     pinned = filters_for("How many people did Acme Corp employ in 2020?", ["Acme Corp"])
-    vector_only, everywhere = facts.scoped_filters(pinned)
-    assert vector_only is None
-    assert everywhere is not None
-    assert [f.key for f in everywhere.filters] == ["years"]  # type: ignore[union-attr]
+    scoped = facts.scoped_filters(pinned)
+    assert scoped.vector is None
+    assert scoped.hard is not None
+    assert [f.key for f in scoped.hard.filters] == ["years"]  # type: ignore[union-attr]
 
 
 def test_a_value_most_of_the_collection_carries_is_no_evidence() -> None:
