@@ -54,7 +54,7 @@ from citerag.parse.validate import inspect_pdf  # noqa: E402
 from citerag.retrieve.page_evidence import keyword_entries, page_texts  # noqa: E402
 from citerag.settings import Settings, settings_from_config  # noqa: E402
 from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
-from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind  # noqa: E402
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery  # noqa: E402
 from citerag.store.milvus_index import MilvusIndex  # noqa: E402
 from citerag.store.milvus_keywords import MilvusKeywordIndex  # noqa: E402
 
@@ -214,7 +214,7 @@ def bm25s_backend(corpus: Corpus, folder: Path) -> Search:
         keywords.add_document("bench", doc_id, entries)
 
     def search(kind: KeywordKind, query: str, k: int, allowed: Collection[str] | None) -> list[Hit]:
-        return keywords.search("bench", kind, query, k, allowed)
+        return keywords.search("bench", KeywordQuery(kind, query, k, allowed))
 
     return search
 
@@ -226,7 +226,7 @@ def milvus_backend(corpus: Corpus, folder: Path, pretokenize: bool) -> tuple[Sea
         keywords.add_document("bench", doc_id, entries)
 
     def search(kind: KeywordKind, query: str, k: int, allowed: Collection[str] | None) -> list[Hit]:
-        return keywords.search("bench", kind, query, k, allowed)
+        return keywords.search("bench", KeywordQuery(kind, query, k, allowed))
 
     return search, milvus
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from citerag.store.bm25_files import BM25FilesIndex
-from citerag.store.keywords import KeywordEntry
+from citerag.store.keywords import KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
 
 SUBJECTS = [
@@ -114,7 +114,7 @@ def test_segments_score_and_rank_exactly_like_one_bm25s_index(
     names = ids if kind == "chunk" else [f"page-{i:03d}" for i in range(len(ids))]
     for query in QUERIES:
         expected = oracle_ranking(reference, names, query)
-        got = index.search("c", kind, query, top_k=len(ids))  # type: ignore[arg-type]
+        got = index.search("c", KeywordQuery(kind, query, top_k=len(ids)))  # type: ignore[arg-type]
         assert [i for i, _ in got] == [i for i, _ in expected], query
         np.testing.assert_allclose(
             [s for _, s in got], [s for _, s in expected], rtol=0, atol=1e-6, err_msg=query
@@ -131,7 +131,7 @@ def test_removing_a_document_scores_like_a_bm25s_index_without_it(
     reference = oracle([texts[i] for i in kept])
     for query in QUERIES:
         expected = oracle_ranking(reference, [ids[i] for i in kept], query)
-        got = index.search("c", "chunk", query, top_k=len(ids))
+        got = index.search("c", KeywordQuery("chunk", query, top_k=len(ids)))
         assert [i for i, _ in got] == [i for i, _ in expected], query
         np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], atol=1e-6)
 
@@ -142,7 +142,9 @@ def test_a_reopened_index_gives_identical_results(
     index = split_index(tmp_path, *corpus)
     reopened = BM25FilesIndex(tmp_path)
     for query in QUERIES:
-        assert reopened.search("c", "chunk", query, 10) == index.search("c", "chunk", query, 10)
+        assert reopened.search("c", KeywordQuery("chunk", query, 10)) == index.search(
+            "c", KeywordQuery("chunk", query, 10)
+        )
 
 
 def test_a_document_that_matches_best_comes_first(tmp_path: Path) -> None:
@@ -151,9 +153,11 @@ def test_a_document_that_matches_best_comes_first(tmp_path: Path) -> None:
     index.add_document(
         "c", "d", [KeywordEntry(i, "chunk", t) for i, t in zip("abc", texts, strict=True)]
     )
-    assert index.search("c", "chunk", "What are the piracy risks?", 3)[0][0] == "b"
-    assert index.search("c", "chunk", "revenues", 3) == index.search("c", "chunk", "revenue", 3)
-    assert [i for i, _ in index.search("c", "chunk", "revenues", 3)] == ["c"]
+    assert index.search("c", KeywordQuery("chunk", "What are the piracy risks?", 3))[0][0] == "b"
+    assert index.search("c", KeywordQuery("chunk", "revenues", 3)) == index.search(
+        "c", KeywordQuery("chunk", "revenue", 3)
+    )
+    assert [i for i, _ in index.search("c", KeywordQuery("chunk", "revenues", 3))] == ["c"]
 
 
 def test_tokenize_lowercases_drops_stopwords_and_folds_plurals() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from citerag.store import bm25_files
 from citerag.store.bm25_files import BM25FilesIndex
-from citerag.store.keywords import KeywordEntry
+from citerag.store.keywords import KeywordEntry, KeywordQuery
 
 WORDS = [
     "revenue",
@@ -39,7 +39,7 @@ def _entries(doc: str, rng: random.Random) -> list[KeywordEntry]:
 
 def _results(index: BM25FilesIndex) -> list[list[tuple[str, float]]]:
     return [
-        index.search("c", kind, query, 15, allowed)
+        index.search("c", KeywordQuery(kind, query, 15, allowed))
         for kind in ("chunk", "page")
         for query in QUERIES
         for allowed in (None, {f"d{i:03d}-chunk0" for i in range(0, 90, 3)})

@@ -20,6 +20,8 @@ from citerag.retrieve.evidence import (
 )
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.page_evidence import PageKey
+from citerag.store.base import VectorQuery
+from citerag.store.keywords import KeywordQuery
 
 DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
@@ -43,22 +45,21 @@ class Keywords:
         self.chunks = list(chunks)
         self.queries: list[str] = []
 
-    def search(
-        self, collection: str, kind: str, query: str, top_k: int, allowed_ids: Any = None
-    ) -> list[tuple[str, float]]:
-        self.queries.append(query)
-        if kind != "chunk":
+    def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
+        self.queries.append(query.text)
+        if query.kind != "chunk":
             return []
-        found = [c for c in self.chunks if allowed_ids is None or c in allowed_ids]
-        return [(c, 1.0 / (i + 1)) for i, c in enumerate(found[:top_k])]
+        allowed = query.allowed_ids
+        found = [c for c in self.chunks if allowed is None or c in allowed]
+        return [(c, 1.0 / (i + 1)) for i, c in enumerate(found[: query.top_k])]
 
 
 class Vectors:
     def __init__(self, ranking: Sequence[str]) -> None:
         self.ranking = list(ranking)
 
-    def search(self, collection: str, vectors: Any, top_k: int, **_: Any) -> list[Any]:
-        return [[(c, 1.0) for c in self.ranking[:top_k]]]
+    def search(self, collection: str, query: VectorQuery) -> list[list[tuple[str, float]]]:
+        return [[(c, 1.0) for c in self.ranking[: query.top_k]]]
 
 
 class Docstore:
@@ -201,16 +202,17 @@ def test_a_hard_filter_only_for_what_the_question_states() -> None:
 
     from citerag.plan.question_filters import filters_for
     from citerag.tools.facts import FactsQueryEngine
+    from citerag.tools.retriever import ListFilters
 
     facts = FactsQueryEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
     named_only = filters_for("How many people did Acme Corp employ?", ["Acme Corp"])
     assert named_only.entities == ["Acme Corp"]
-    assert facts.scoped_filters(named_only) == (None, None)  # evidence, not a filter
+    assert facts.scoped_filters(named_only) == ListFilters()  # evidence, not a filter
     pinned = filters_for("How many people did Acme Corp employ in 2020?", ["Acme Corp"])
-    vector_only, everywhere = facts.scoped_filters(pinned)
-    assert vector_only is None
-    assert everywhere is not None
-    assert [f.key for f in everywhere.filters] == ["years"]  # type: ignore[union-attr]
+    scoped = facts.scoped_filters(pinned)
+    assert scoped.vector is None
+    assert scoped.hard is not None
+    assert [f.key for f in scoped.hard.filters] == ["years"]  # type: ignore[union-attr]
 
 
 def test_a_value_most_of_the_collection_carries_is_no_evidence() -> None:

@@ -14,7 +14,7 @@ import pytest
 from citerag.settings import Settings
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_keyword_index
-from citerag.store.keywords import KeywordEntry
+from citerag.store.keywords import KeywordEntry, KeywordQuery
 from citerag.testing.keyword_index import COLLECTION, D1, D2, KeywordIndexContract, ids, with_two
 
 
@@ -64,7 +64,7 @@ def test_a_writer_killed_mid_write_leaves_nothing_visible(tmp_path: Path) -> Non
     (half / "chunk.terms.npy").write_bytes(b"\x93NUMPY half")
     reader = BM25FilesIndex(tmp_path)
     assert reader.doc_ids(COLLECTION) == {"d1", "d2"}
-    assert ids(reader.search(COLLECTION, "chunk", "piracy", 5)) == ["d1-c0"]
+    assert ids(reader.search(COLLECTION, KeywordQuery("chunk", "piracy", 5))) == ["d1-c0"]
     reader.add_document(COLLECTION, "d4", [KeywordEntry("d4-c0", "chunk", "Zebra.")])
     assert not half.exists(), "the next writer removes a dead writer's staging copy"
 
@@ -76,8 +76,8 @@ def test_another_process_sees_a_document_through_doc_ids(tmp_path: Path) -> None
     first.add_document(COLLECTION, "d2", D2)
     first.remove_document(COLLECTION, "d1")
     assert second.doc_ids(COLLECTION) == {"d2"}
-    assert second.search(COLLECTION, "chunk", "revenue", 5) == first.search(
-        COLLECTION, "chunk", "revenue", 5
+    assert second.search(COLLECTION, KeywordQuery("chunk", "revenue", 5)) == first.search(
+        COLLECTION, KeywordQuery("chunk", "revenue", 5)
     )
 
 

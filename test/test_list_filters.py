@@ -19,7 +19,7 @@ from citerag.store.base import VectorRow
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
-from citerag.tools.retriever import ListFilteredRetriever
+from citerag.tools.retriever import ListFilteredRetriever, ListFilters
 from citerag.types import DocumentRecord
 
 DIM = 16
@@ -105,13 +105,13 @@ def retriever(stores: tuple, **filters: MetadataFilters) -> ListFilteredRetrieve
         None,
         RetrievalSettings(top_k_each=6),
         None,  # type: ignore[arg-type]
-        **filters,
+        list_filters=ListFilters(**filters),
     )
 
 
 def test_a_hard_year_filter_holds_every_ranking(stores: tuple) -> None:
     _, _, matrix, _ = stores
-    hard = retriever(stores, hard_filters=one("years", ["1996"], FilterOperator.ANY))
+    hard = retriever(stores, hard=one("years", ["1996"], FilterOperator.ANY))
     query = QueryBundle("startup founders", embedding=matrix[0].tolist())
     ranking = hard.rank(query)
     assert set(ranking.dense) == {"d1-c1", "d1-c4"}
@@ -121,7 +121,7 @@ def test_a_hard_year_filter_holds_every_ranking(stores: tuple) -> None:
 
 def test_a_vector_entity_filter_leaves_keywords_unfiltered(stores: tuple) -> None:
     _, _, matrix, _ = stores
-    soft = retriever(stores, vector_filters=one("entities", ["viaweb"], FilterOperator.ANY))
+    soft = retriever(stores, vector=one("entities", ["viaweb"], FilterOperator.ANY))
     ranking = soft.rank(QueryBundle("startup founders", embedding=matrix[0].tolist()))
     assert set(ranking.dense) == {"d1-c2", "d1-c4"}
     assert len(ranking.keyword) == 6
@@ -129,6 +129,6 @@ def test_a_vector_entity_filter_leaves_keywords_unfiltered(stores: tuple) -> Non
 
 def test_a_filter_nothing_matches_is_dropped(stores: tuple) -> None:
     _, _, matrix, _ = stores
-    none = retriever(stores, hard_filters=one("years", ["1850"], FilterOperator.ANY))
+    none = retriever(stores, hard=one("years", ["1850"], FilterOperator.ANY))
     ranking = none.rank(QueryBundle("startup", embedding=matrix[0].tolist()))
     assert len(ranking.dense) == 6

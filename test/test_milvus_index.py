@@ -18,6 +18,7 @@ from helpers import MILVUS_BACKENDS
 
 from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
+from citerag.store.base import VectorQuery
 from citerag.store.factory import open_vector_index
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
 from citerag.testing.vector_index import DIM, VectorIndexContract, rows_for, unit_vectors
@@ -99,7 +100,7 @@ def test_reopening_the_same_path_keeps_the_data(db_path: Path) -> None:
     reopened = MilvusIndex(str(db_path))
     assert reopened.has_collection("main")
     assert reopened.count("main", "d1") == 20
-    assert reopened.search("main", vectors[[7]], top_k=1)[0][0][0] == "d1-c7"
+    assert reopened.search("main", VectorQuery(vectors[[7]], top_k=1))[0][0][0] == "d1-c7"
     reopened.close()
 
 

@@ -14,7 +14,7 @@ from citerag.errors import BackendUnavailable, ConfigError
 from citerag.settings import Settings
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.factory import open_keyword_index
-from citerag.store.keywords import KeywordEntry
+from citerag.store.keywords import KeywordEntry, KeywordQuery
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.milvus_keywords import MilvusKeywordIndex
 from citerag.testing.keyword_index import KeywordIndexContract
@@ -63,7 +63,8 @@ def test_ties_go_by_document_id_then_place(milvus: MilvusIndex) -> None:
     same = "Streaming revenue"
     index.add_document("ties", "b", [KeywordEntry(f"b{i}", "chunk", same) for i in (1, 2)])
     index.add_document("ties", "a", [KeywordEntry(f"a{i}", "chunk", same) for i in (2, 1)])
-    assert ids(index.search("ties", "chunk", "revenue", 4)) == ["a2", "a1", "b1", "b2"]
+    hits = index.search("ties", KeywordQuery("chunk", "revenue", 4))
+    assert ids(hits) == ["a2", "a1", "b1", "b2"]
 
 
 def test_the_factory_opens_milvus_bm25_when_asked_and_bm25s_on_lite_for_auto(
@@ -78,32 +79,37 @@ def test_the_factory_opens_milvus_bm25_when_asked_and_bm25s_on_lite_for_auto(
 
 
 def test_search_finds_chunks_of_the_kind_asked_best_first(keywords: MilvusKeywordIndex) -> None:
-    hits = keywords.search("reports", "chunk", "Azure cloud revenue", 10)
+    hits = keywords.search("reports", KeywordQuery("chunk", "Azure cloud revenue", 10))
     assert ids(hits)[0] == "m1"
     assert set(ids(hits)) <= {"n1", "n2", "n3", "m1", "m2"}
     assert all(score > 0 for _, score in hits)
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-    assert ids(keywords.search("reports", "page", "Azure cloud revenue", 10))[0] == "mp1"
+    pages = keywords.search("reports", KeywordQuery("page", "Azure cloud revenue", 10))
+    assert ids(pages)[0] == "mp1"
 
 
 def test_plurals_stop_words_and_thousands_separators_match(keywords: MilvusKeywordIndex) -> None:
-    assert ids(keywords.search("reports", "chunk", "membership", 10)) == ["n2"]
-    assert ids(keywords.search("reports", "chunk", "24996056", 10)) == ["n1"]
-    assert keywords.search("reports", "chunk", "the of and", 10) == []
+    assert ids(keywords.search("reports", KeywordQuery("chunk", "membership", 10))) == ["n2"]
+    assert ids(keywords.search("reports", KeywordQuery("chunk", "24996056", 10))) == ["n1"]
+    assert keywords.search("reports", KeywordQuery("chunk", "the of and", 10)) == []
 
 
 def test_allowed_ids_restrict_results(keywords: MilvusKeywordIndex) -> None:
-    hits = keywords.search("reports", "chunk", "revenue", 10, allowed_ids={"n1", "m2", "mp1"})
+    hits = keywords.search(
+        "reports", KeywordQuery("chunk", "revenue", 10, allowed_ids={"n1", "m2", "mp1"})
+    )
     assert set(ids(hits)) == {"n1", "m2"}
-    assert keywords.search("reports", "chunk", "revenue", 10, allowed_ids=set()) == []
+    assert keywords.search("reports", KeywordQuery("chunk", "revenue", 10, allowed_ids=set())) == []
 
 
 def test_many_allowed_ids_are_checked_on_the_best_matches(
     keywords: MilvusKeywordIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("citerag.store.milvus_keywords.MAX_FILTER_IDS", 1)
-    hits = keywords.search("reports", "chunk", "revenue grew", 2, allowed_ids={"n1", "m1", "m2"})
-    expected = keywords.search("reports", "chunk", "revenue grew", 10)
+    hits = keywords.search(
+        "reports", KeywordQuery("chunk", "revenue grew", 2, allowed_ids={"n1", "m1", "m2"})
+    )
+    expected = keywords.search("reports", KeywordQuery("chunk", "revenue grew", 10))
     assert hits == [hit for hit in expected if hit[0] in {"n1", "m1", "m2"}][:2]
 
 
@@ -114,27 +120,28 @@ def test_allowed_ids_outside_the_best_matches_are_still_found(
         monkeypatch.setattr(f"citerag.store.milvus_keywords.{constant}", 0)
     monkeypatch.setattr("citerag.store.milvus_keywords.FETCH_FACTOR", 1)
     monkeypatch.setattr("citerag.store.milvus_keywords.FILTER_SLICE", 1)
-    best = keywords.search("reports", "chunk", "revenue", 1)
+    best = keywords.search("reports", KeywordQuery("chunk", "revenue", 1))
     others = {"n1", "m1", "m2"} - set(ids(best))
-    hits = keywords.search("reports", "chunk", "revenue", 1, allowed_ids=others)
+    hits = keywords.search("reports", KeywordQuery("chunk", "revenue", 1, allowed_ids=others))
     assert len(hits) == 1 and hits[0][0] in others
 
 
 def test_top_k_limits_results(keywords: MilvusKeywordIndex) -> None:
-    assert len(keywords.search("reports", "chunk", "revenue", 1)) == 1
-    assert keywords.search("reports", "chunk", "revenue", 0) == []
+    assert len(keywords.search("reports", KeywordQuery("chunk", "revenue", 1))) == 1
+    assert keywords.search("reports", KeywordQuery("chunk", "revenue", 0)) == []
 
 
 def test_remove_document_and_doc_ids(keywords: MilvusKeywordIndex) -> None:
     assert keywords.doc_ids("reports") == {"netflix", "microsoft"}
     keywords.remove_document("reports", "netflix")
     assert keywords.doc_ids("reports") == {"microsoft"}
-    assert set(ids(keywords.search("reports", "chunk", "revenue", 10))) == {"m1", "m2"}
+    hits = keywords.search("reports", KeywordQuery("chunk", "revenue", 10))
+    assert set(ids(hits)) == {"m1", "m2"}
 
 
 def test_adding_a_document_again_replaces_its_rows(keywords: MilvusKeywordIndex) -> None:
     keywords.add_document("reports", "netflix", [KeywordEntry("n9", "chunk", "DVD revenue")])
-    hits = keywords.search("reports", "chunk", "revenue", 10)
+    hits = keywords.search("reports", KeywordQuery("chunk", "revenue", 10))
     assert "n9" in ids(hits) and not {"n1", "n2", "n3"} & set(ids(hits))
 
 
@@ -143,8 +150,8 @@ def test_collections_are_apart_and_drop_removes_one(keywords: MilvusKeywordIndex
     assert keywords.doc_ids("other") == {"essay"}
     keywords.drop_collection("reports")
     assert keywords.doc_ids("reports") == set()
-    assert keywords.search("reports", "chunk", "revenue", 10) == []
-    assert ids(keywords.search("other", "chunk", "revenue", 10)) == ["e1"]
+    assert keywords.search("reports", KeywordQuery("chunk", "revenue", 10)) == []
+    assert ids(keywords.search("other", KeywordQuery("chunk", "revenue", 10))) == ["e1"]
 
 
 @pytest.mark.slow  # a second Milvus Lite open: over a second
@@ -155,7 +162,7 @@ def test_the_index_reopens_with_its_data(tmp_path: Path) -> None:
     first.close()
     second = MilvusIndex(path)
     try:
-        hits = MilvusKeywordIndex(second).search("reports", "chunk", "Azure", 10)
+        hits = MilvusKeywordIndex(second).search("reports", KeywordQuery("chunk", "Azure", 10))
         assert ids(hits) == ["m1"]
     finally:
         second.close()
@@ -190,7 +197,7 @@ def test_ranking_matches_bm25s_over_the_same_tokens(milvus: MilvusIndex) -> None
     oracle.index([tokenize(text) for text in texts], show_progress=False)
     for query in ("azure growth", "member region share", "office"):
         expected = oracle.get_scores(tokenize(query))
-        hits = keywords.search("oracle", "chunk", query, 10)
+        hits = keywords.search("oracle", KeywordQuery("chunk", query, 10))
         ranked = sorted(range(len(texts)), key=lambda i: -expected[i])[:10]
         assert ids(hits)[:5] == [f"c{i}" for i in ranked[:5]]
         # Milvus keeps the (k1 + 1) factor that bm25s's lucene variant drops.

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from llama_index.core.vector_stores.types import MetadataFilters
-
 from citerag.answer.contract import AnswerResult
 from citerag.errors import InputError
 from citerag.llm.llm_chat import LLMChat
@@ -27,7 +25,8 @@ ALIASES = {"subquestions": "hybrid"}
 
 
 class AnsweringEngine(Protocol):
-    """What the modes call on `citerag.engine.Engine`."""
+    """What the modes call on `citerag.engine.Engine`, as they call it: the options by name,
+    and no metadata filters (a page range is the modes' only filter)."""
 
     @property
     def answerer(self) -> LLMChat | None: ...
@@ -36,9 +35,9 @@ class AnsweringEngine(Protocol):
         self,
         question: str,
         collection: str,
-        top_k: int | None = None,
-        page_range: PageRange | None = None,
-        filters: MetadataFilters | None = None,
+        *,
+        top_k: int | None,
+        page_range: PageRange | None,
         plan: bool = True,
     ) -> AnswerResult: ...
 

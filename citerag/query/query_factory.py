@@ -37,7 +37,7 @@ from citerag.retrieve.rerank import (
 )
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex
-from citerag.tools.retriever import ListFilteredRetriever
+from citerag.tools.retriever import ListFilteredRetriever, ListFilters
 
 if TYPE_CHECKING:
     from citerag.answer.llm_answer import LLMAnswerer
@@ -137,14 +137,9 @@ class QueryFactory:
         )
 
     def list_filtered_retriever(
-        self,
-        state: CollectionState,
-        filters: MetadataFilters | None,
-        vector_filters: MetadataFilters | None = None,
-        hard_filters: MetadataFilters | None = None,
+        self, state: CollectionState, filters: MetadataFilters | None, list_filters: ListFilters
     ) -> ListFilteredRetriever:
-        """The hybrid retriever with a sub-question's list-field filters (years, entities):
-        `vector_filters` on the vector search only, `hard_filters` on every ranking."""
+        """The hybrid retriever with a sub-question's list-field filters (years, entities)."""
         return ListFilteredRetriever(
             self._vectors,
             self._docstore,
@@ -152,8 +147,7 @@ class QueryFactory:
             self.embed_model,
             self.retrieval,
             filters,
-            vector_filters=vector_filters,
-            hard_filters=hard_filters,
+            list_filters=list_filters,
         )
 
     def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors:

@@ -30,7 +30,7 @@ from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.page_evidence import PageKey, page_texts
 from citerag.store.base import DocStore
-from citerag.store.keywords import KeywordIndex, KeywordKind
+from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "PageSet", "page_texts", "refresh_state"]
 
@@ -142,7 +142,7 @@ class CollectionState:
         """Keyword hits among this snapshot's chunks or pages (the index may already hold a
         document this snapshot does not show yet)."""
         visible: Collection[str] = self.places if kind == "chunk" else self._page_of_key
-        hits = self.keywords.search(self.name, kind, query, top_k, allowed_ids=allowed)
+        hits = self.keywords.search(self.name, KeywordQuery(kind, query, top_k, allowed))
         return [hit for hit in hits if hit[0] in visible]
 
     def changed(self, wanted: dict[str, float]) -> tuple[list[str], list[str]]:

@@ -32,7 +32,7 @@ from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import reciprocal_rank_fusion
 from citerag.settings import Settings
-from citerag.store.base import DocStore, VectorIndex
+from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
 _DEFAULTS = Settings()
 
@@ -167,23 +167,26 @@ class HybridRetriever(BaseRetriever):
             return None
         return self._state.matching(self._filters)
 
-    def _dense(
-        self,
-        query_vector: np.ndarray,
-        allowed: set[str] | None,
-        pushed_ids: Sequence[str] | None = None,
-    ) -> list[str]:
-        """Vector hits among `allowed`; `pushed_ids` limits the search itself to those chunks."""
-        hits = self._vectors.search(
-            self._state.name,
+    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+        """Vector hits among the chunks `_vector_scope` keeps of `allowed`."""
+        among, pushed_ids = self._vector_scope(allowed)
+        query = VectorQuery(
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
             filters=vector_filters(self._filters),
             node_ids=pushed_ids,
-        )[0]
+        )
+        hits = self._vectors.search(self._state.name, query)[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places
-        return [cid for cid, _ in hits if cid in places and (allowed is None or cid in allowed)]
+        return [cid for cid, _ in hits if cid in places and (among is None or cid in among)]
+
+    def _vector_scope(
+        self, allowed: set[str] | None
+    ) -> tuple[set[str] | None, Sequence[str] | None]:
+        """The chunks vector hits must be among (None: any), and the ids the search itself is
+        limited to (None: no id list); here `allowed`, checked on the hits."""
+        return allowed, None
 
     def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
         hits = self._state.keyword_hits(

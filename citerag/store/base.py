@@ -30,6 +30,18 @@ class VectorRow:
     preview: str  # the first characters of the chunk text, for Attu
 
 
+@dataclass(frozen=True, eq=False)  # arrays have no plain equality
+class VectorQuery:
+    """One vector search: per row of `vectors`, the best `top_k` rows among those `filters`
+    match (keys: the chunk metadata the index keeps as fields) and, when given, among
+    `node_ids` (as LlamaIndex's `VectorStoreQuery` has them)."""
+
+    vectors: np.ndarray
+    top_k: int
+    filters: MetadataFilters | None = None
+    node_ids: Sequence[str] | None = None
+
+
 @dataclass(frozen=True)
 class PageRange:
     first: int
@@ -87,17 +99,9 @@ class VectorIndex(Protocol):
 
     def ensure_collection(self, collection: str, dim: int) -> None: ...
     def insert(self, collection: str, rows: Sequence[VectorRow]) -> None: ...
-    def search(
-        self,
-        collection: str,
-        vectors: np.ndarray,
-        top_k: int,
-        filters: MetadataFilters | None = None,
-        node_ids: Sequence[str] | None = None,
-    ) -> list[list[tuple[str, float]]]:
-        """Per query vector, (chunk id, cosine similarity) pairs, best first, at most `top_k`,
-        among the rows `filters` match (keys: the chunk metadata the index keeps as fields)
-        and, when given, among `node_ids` (as LlamaIndex's `VectorStoreQuery` has them)."""
+    def search(self, collection: str, query: VectorQuery) -> list[list[tuple[str, float]]]:
+        """Per query vector, (chunk id, cosine similarity) pairs, best first, at most
+        `query.top_k`, among the rows the query's filters and ids allow."""
         ...
 
     def count(self, collection: str, doc_id: str | None = None) -> int: ...

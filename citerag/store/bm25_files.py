@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -34,7 +34,7 @@ import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, retire, swap_in
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
-from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
 
 IDS_FILE = "ids.json"
@@ -179,15 +179,9 @@ class BM25FilesIndex:
             if collection in self._collections:
                 self._collections[collection].drop(doc_id)
 
-    def search(
-        self,
-        collection: str,
-        kind: KeywordKind,
-        query: str,
-        top_k: int,
-        allowed_ids: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        tokens = tokenize(query)
+    def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
+        kind, top_k, allowed_ids = query.kind, query.top_k, query.allowed_ids
+        tokens = tokenize(query.text)
         if top_k < 1 or not tokens:
             return []
         with self._lock:

@@ -28,6 +28,17 @@ class KeywordEntry:
     text: str
 
 
+@dataclass(frozen=True)
+class KeywordQuery:
+    """One keyword search: the best `top_k` entries of `kind` for `text`, among `allowed_ids`
+    when given (None: every entry; empty: none)."""
+
+    kind: KeywordKind
+    text: str
+    top_k: int
+    allowed_ids: Collection[str] | None = None
+
+
 class KeywordIndex(Protocol):
     """BM25 search per collection and kind; every method is safe to call from several threads."""
 
@@ -37,16 +48,9 @@ class KeywordIndex(Protocol):
 
     def remove_document(self, collection: str, doc_id: str) -> None: ...
 
-    def search(
-        self,
-        collection: str,
-        kind: KeywordKind,
-        query: str,
-        top_k: int,
-        allowed_ids: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        """The best `top_k` ids of `kind` with a positive score, best first, among
-        `allowed_ids` when given. Ties go by document id, then by the entry's place in its
+    def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
+        """The best `query.top_k` ids of `query.kind` with a positive score, best first, among
+        `query.allowed_ids` when given. Ties go by document id, then by the entry's place in its
         document, so that processes that added documents in another order still agree."""
         ...
 

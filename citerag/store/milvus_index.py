@@ -14,7 +14,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
-from citerag.store.base import VectorRow
+from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
@@ -169,22 +169,15 @@ class MilvusIndex:
         if not self.is_server:
             self._client.flush(name)
 
-    def search(
-        self,
-        collection: str,
-        vectors: np.ndarray,
-        top_k: int,
-        filters: MetadataFilters | None = None,
-        node_ids: Sequence[str] | None = None,
-    ) -> list[list[tuple[str, float]]]:
+    def search(self, collection: str, query: VectorQuery) -> list[list[tuple[str, float]]]:
         """Per query vector, (chunk id, cosine similarity) pairs, best first, among the rows
-        `filters` match (translated to a Milvus expression); `node_ids` limits the search to
-        those chunks (how filters on enrichment lists reach Milvus)."""
-        queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        `query.filters` match (translated to a Milvus expression); `query.node_ids` limits the
+        search to those chunks (how filters on enrichment lists reach Milvus)."""
+        queries = np.atleast_2d(np.asarray(query.vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        expression = _search_expression(filters, node_ids)
-        if top_k < 1 or len(queries) == 0 or expression is None:
+        expression = _search_expression(query.filters, query.node_ids)
+        if query.top_k < 1 or len(queries) == 0 or expression is None:
             return empty
         with self._lock:
             # A loaded collection is searched at once (a has_collection round trip per question
@@ -198,7 +191,7 @@ class MilvusIndex:
                 hits = self._client.search(
                     name,
                     data=list(queries),
-                    limit=top_k,
+                    limit=query.top_k,
                     filter=expression,
                     output_fields=["id"],
                 )

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
 
 from citerag.errors import BackendUnavailable
-from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery
 from citerag.store.milvus_filters import milvus_literal
 from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
 from citerag.text.tokens import tokenize
@@ -112,15 +112,9 @@ class MilvusKeywordIndex:
     def remove_document(self, collection: str, doc_id: str) -> None:
         self._index.remove_rows(keyword_collection_name(collection), doc_id)
 
-    def search(
-        self,
-        collection: str,
-        kind: KeywordKind,
-        query: str,
-        top_k: int,
-        allowed_ids: Collection[str] | None = None,
-    ) -> list[tuple[str, float]]:
-        text = self._text(query)
+    def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
+        kind, top_k, allowed_ids = query.kind, query.top_k, query.allowed_ids
+        text = self._text(query.text)
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
         name = keyword_collection_name(collection)

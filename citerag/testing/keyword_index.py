@@ -8,7 +8,7 @@ what a user relies on is: which entries match, of which kind, best first, within
 
 from __future__ import annotations
 
-from citerag.store.keywords import KeywordEntry, KeywordIndex
+from citerag.store.keywords import KeywordEntry, KeywordIndex, KeywordKind, KeywordQuery
 
 COLLECTION = "contract"
 OTHER = "contract_other"
@@ -39,39 +39,44 @@ def with_two(index: KeywordIndex) -> KeywordIndex:
 class KeywordIndexContract:
     def test_both_documents_are_found_by_kind(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
-        assert ids(index.search(COLLECTION, "chunk", "piracy risks", 5)) == ["d1-c0"]
-        assert ids(index.search(COLLECTION, "chunk", "stock repurchase", 5)) == ["d2-c1"]
-        assert set(ids(index.search(COLLECTION, "chunk", "revenue", 5))) == {"d1-c1", "d2-c0"}
-        assert set(ids(index.search(COLLECTION, "page", "revenue", 5))) == {"d1-p1", "d2-p1"}
-        assert ids(index.search(COLLECTION, "page", "board repurchase", 5)) == ["d2-p2"]
+
+        def found(kind: KeywordKind, text: str) -> list[str]:
+            return ids(index.search(COLLECTION, KeywordQuery(kind, text, 5)))
+
+        assert found("chunk", "piracy risks") == ["d1-c0"]
+        assert found("chunk", "stock repurchase") == ["d2-c1"]
+        assert set(found("chunk", "revenue")) == {"d1-c1", "d2-c0"}
+        assert set(found("page", "revenue")) == {"d1-p1", "d2-p1"}
+        assert found("page", "board repurchase") == ["d2-p2"]
 
     def test_hits_are_positive_best_first_and_at_most_top_k(
         self, keyword_index: KeywordIndex
     ) -> None:
         index = with_two(keyword_index)
-        hits = index.search(COLLECTION, "chunk", "streaming revenue Canada", 1)
+        hits = index.search(COLLECTION, KeywordQuery("chunk", "streaming revenue Canada", 1))
         assert ids(hits) == ["d2-c0"]
-        hits = index.search(COLLECTION, "chunk", "streaming revenue Canada", 5)
+        hits = index.search(COLLECTION, KeywordQuery("chunk", "streaming revenue Canada", 5))
         scores = [score for _, score in hits]
         assert ids(hits)[0] == "d2-c0" and all(s > 0 for s in scores)
         assert scores == sorted(scores, reverse=True)
-        assert index.search(COLLECTION, "chunk", "revenue", 0) == []
+        assert index.search(COLLECTION, KeywordQuery("chunk", "revenue", 0)) == []
 
     def test_allowed_ids_restrict_the_hits(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
-        assert ids(index.search(COLLECTION, "chunk", "revenue", 5, allowed_ids={"d2-c0"})) == [
-            "d2-c0"
-        ]
-        assert index.search(COLLECTION, "chunk", "revenue", 5, allowed_ids=set()) == []
-        only_pages = index.search(COLLECTION, "page", "revenue", 5, allowed_ids={"d1-c1"})
-        assert only_pages == []
+
+        def found(kind: KeywordKind, allowed_ids: set[str]) -> list[str]:
+            return ids(index.search(COLLECTION, KeywordQuery(kind, "revenue", 5, allowed_ids)))
+
+        assert found("chunk", {"d2-c0"}) == ["d2-c0"]
+        assert found("chunk", set()) == []
+        assert found("page", {"d1-c1"}) == []
 
     def test_a_removed_document_is_no_longer_found(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
         index.remove_document(COLLECTION, "d1")
         assert index.doc_ids(COLLECTION) == {"d2"}
-        assert ids(index.search(COLLECTION, "chunk", "revenue", 5)) == ["d2-c0"]
-        assert index.search(COLLECTION, "page", "piracy", 5) == []
+        assert ids(index.search(COLLECTION, KeywordQuery("chunk", "revenue", 5))) == ["d2-c0"]
+        assert index.search(COLLECTION, KeywordQuery("page", "piracy", 5)) == []
         index.remove_document(COLLECTION, "d1")  # twice: nothing to do, no error
         assert index.doc_ids(COLLECTION) == {"d2"}
 
@@ -80,25 +85,25 @@ class KeywordIndexContract:
         index.add_document(OTHER, "d3", [KeywordEntry("d3-c0", "chunk", "Piracy again.")])
         assert index.doc_ids(COLLECTION) == {"d1", "d2"}
         assert index.doc_ids(OTHER) == {"d3"}
-        assert ids(index.search(OTHER, "chunk", "piracy", 5)) == ["d3-c0"]
+        assert ids(index.search(OTHER, KeywordQuery("chunk", "piracy", 5))) == ["d3-c0"]
         index.drop_collection(OTHER)
 
     def test_drop_collection_removes_everything_in_it(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
         index.drop_collection(COLLECTION)
         assert index.doc_ids(COLLECTION) == set()
-        assert index.search(COLLECTION, "chunk", "revenue", 5) == []
+        assert index.search(COLLECTION, KeywordQuery("chunk", "revenue", 5)) == []
         index.add_document(COLLECTION, "d2", D2)  # the collection can be used again
-        assert ids(index.search(COLLECTION, "chunk", "board", 5)) == ["d2-c1"]
+        assert ids(index.search(COLLECTION, KeywordQuery("chunk", "board", 5))) == ["d2-c1"]
 
     def test_an_empty_or_stopword_query_finds_nothing(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
-        assert index.search(COLLECTION, "chunk", "", 5) == []
-        assert index.search(COLLECTION, "chunk", "the of and", 5) == []
-        assert index.search(COLLECTION, "chunk", "zebra", 5) == []
+        assert index.search(COLLECTION, KeywordQuery("chunk", "", 5)) == []
+        assert index.search(COLLECTION, KeywordQuery("chunk", "the of and", 5)) == []
+        assert index.search(COLLECTION, KeywordQuery("chunk", "zebra", 5)) == []
 
     def test_an_unknown_collection_is_empty(self, keyword_index: KeywordIndex) -> None:
-        assert keyword_index.search("never_made", "chunk", "revenue", 5) == []
+        assert keyword_index.search("never_made", KeywordQuery("chunk", "revenue", 5)) == []
         assert keyword_index.doc_ids("never_made") == set()
         keyword_index.remove_document("never_made", "d1")
         keyword_index.drop_collection("never_made")
@@ -108,5 +113,5 @@ class KeywordIndexContract:
     ) -> None:
         index = with_two(keyword_index)
         index.add_document(COLLECTION, "d1", [KeywordEntry("d1-c9", "chunk", "Zebra crossing.")])
-        assert ids(index.search(COLLECTION, "chunk", "zebra", 5)) == ["d1-c9"]
-        assert index.search(COLLECTION, "chunk", "piracy", 5) == []
+        assert ids(index.search(COLLECTION, KeywordQuery("chunk", "zebra", 5))) == ["d1-c9"]
+        assert index.search(COLLECTION, KeywordQuery("chunk", "piracy", 5)) == []

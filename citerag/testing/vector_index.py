@@ -17,7 +17,7 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.errors import ConfigError, InputError
-from citerag.store.base import VectorIndex, VectorRow
+from citerag.store.base import VectorIndex, VectorQuery, VectorRow
 
 DIM = 32
 
@@ -62,12 +62,17 @@ def found_pages(hits: list[tuple[str, float]]) -> list[int]:
     return sorted(int(chunk_id.split("-c")[1]) + 1 for chunk_id, _ in hits)
 
 
+def first_hits(index: VectorIndex, query: VectorQuery) -> list[tuple[str, float]]:
+    """The hits of the query's first vector in the collection "main"."""
+    return index.search("main", query)[0]
+
+
 class VectorIndexContract:
     def test_an_inserted_vector_finds_itself_first(self, vector_index: VectorIndex) -> None:
         vectors = unit_vectors(40)
         vector_index.ensure_collection("main", DIM)
         vector_index.insert("main", rows_for("d1", vectors))
-        results = vector_index.search("main", vectors[[3, 17, 29]], top_k=5)
+        results = vector_index.search("main", VectorQuery(vectors[[3, 17, 29]], top_k=5))
         assert [hits[0][0] for hits in results] == ["d1-c3", "d1-c17", "d1-c29"]
         for hits in results:
             assert hits[0][1] == pytest.approx(1.0, abs=1e-4)
@@ -78,7 +83,7 @@ class VectorIndexContract:
     def test_a_page_range_keeps_only_pages_in_range(self, vector_index: VectorIndex) -> None:
         vectors = unit_vectors(30, seed=1)
         vector_index.insert("main", rows_for("d1", vectors))  # pages 1..30
-        hits = vector_index.search("main", vectors[:1], top_k=30, filters=pages(5, 9))[0]
+        hits = first_hits(vector_index, VectorQuery(vectors[:1], top_k=30, filters=pages(5, 9)))
         assert found_pages(hits) == [5, 6, 7, 8, 9]
 
     def test_a_document_filter_keeps_only_the_documents_named(
@@ -88,33 +93,37 @@ class VectorIndexContract:
         vector_index.insert("main", rows_for("d2", unit_vectors(10, seed=3)))
         vector_index.insert("main", rows_for('d"3', unit_vectors(10, seed=4)))
         query = unit_vectors(1, seed=5)
-        only_d2 = vector_index.search("main", query, top_k=30, filters=docs("d2"))[0]
+        only_d2 = first_hits(vector_index, VectorQuery(query, top_k=30, filters=docs("d2")))
         assert {chunk_id.split("-c")[0] for chunk_id, _ in only_d2} == {"d2"}
         assert len(only_d2) == 10
-        quoted = vector_index.search("main", query, top_k=30, filters=docs('d"3', "d1"))[0]
+        quoted = first_hits(vector_index, VectorQuery(query, top_k=30, filters=docs('d"3', "d1")))
         assert {chunk_id.split("-c")[0] for chunk_id, _ in quoted} == {'d"3', "d1"}
-        assert vector_index.search("main", query, top_k=30, filters=docs()) == [[]]
+        assert vector_index.search("main", VectorQuery(query, top_k=30, filters=docs())) == [[]]
         one = MetadataFilters(filters=[leaf("doc_id", "d1")])
-        assert len(vector_index.search("main", query, top_k=30, filters=one)[0]) == 10
+        assert len(first_hits(vector_index, VectorQuery(query, top_k=30, filters=one))) == 10
 
     def test_or_not_and_nested_filters_keep_their_logic(self, vector_index: VectorIndex) -> None:
         vectors = unit_vectors(12, seed=20)
         vector_index.insert("main", rows_for("d1", vectors))  # pages 1..12
         query = vectors[:1]
+
+        def pages_found(filters: MetadataFilters) -> list[int]:
+            return found_pages(first_hits(vector_index, VectorQuery(query, 30, filters)))
+
         either = MetadataFilters(
             filters=[leaf("page", 2), leaf("page", 11)], condition=FilterCondition.OR
         )
-        assert found_pages(vector_index.search("main", query, 30, filters=either)[0]) == [2, 11]
+        assert pages_found(either) == [2, 11]
         outside = MetadataFilters(filters=[pages(3, 12)], condition=FilterCondition.NOT)
-        assert found_pages(vector_index.search("main", query, 30, filters=outside)[0]) == [1, 2]
+        assert pages_found(outside) == [1, 2]
         nested = MetadataFilters(
             filters=[pages(1, 6), MetadataFilters(filters=[leaf("block_type", "table")])]
         )
-        assert found_pages(vector_index.search("main", query, 30, filters=nested)[0]) == [2, 4, 6]
+        assert pages_found(nested) == [2, 4, 6]
         not_in = MetadataFilters(filters=[pages(1, 4), leaf("page", [2, 3], FilterOperator.NIN)])
-        assert found_pages(vector_index.search("main", query, 30, filters=not_in)[0]) == [1, 4]
+        assert pages_found(not_in) == [1, 4]
         other = MetadataFilters(filters=[pages(1, 3), leaf("page", 2, FilterOperator.NE)])
-        assert found_pages(vector_index.search("main", query, 30, filters=other)[0]) == [1, 3]
+        assert pages_found(other) == [1, 3]
 
     def test_a_filter_on_a_field_the_index_lacks_is_refused(
         self, vector_index: VectorIndex
@@ -122,19 +131,21 @@ class VectorIndexContract:
         vector_index.insert("main", rows_for("d1", unit_vectors(3, seed=21)))
         years = MetadataFilters(filters=[leaf("years", "1996")])
         with pytest.raises(InputError, match="years"):
-            vector_index.search("main", unit_vectors(1), 3, filters=years)
+            vector_index.search("main", VectorQuery(unit_vectors(1), 3, filters=years))
         text = MetadataFilters(filters=[leaf("section", "Intro", FilterOperator.TEXT_MATCH)])
         with pytest.raises(InputError, match="text_match"):
-            vector_index.search("main", unit_vectors(1), 3, filters=text)
+            vector_index.search("main", VectorQuery(unit_vectors(1), 3, filters=text))
 
     def test_node_ids_limit_the_search_to_those_chunks(self, vector_index: VectorIndex) -> None:
         matrix = unit_vectors(6, seed=22)
         vector_index.insert("main", rows_for("d1", matrix))
-        assert vector_index.search("main", matrix[0:1], 6)[0][0][0] == "d1-c0"
-        hits = vector_index.search("main", matrix[0:1], 6, node_ids=["d1-c1", "d1-c4"])[0]
+        assert vector_index.search("main", VectorQuery(matrix[0:1], 6))[0][0][0] == "d1-c0"
+        hits = first_hits(vector_index, VectorQuery(matrix[0:1], 6, node_ids=["d1-c1", "d1-c4"]))
         assert sorted(chunk_id for chunk_id, _ in hits) == ["d1-c1", "d1-c4"]
-        assert vector_index.search("main", matrix[0:1], 6, node_ids=[]) == [[]]
-        both = vector_index.search("main", matrix[0:1], 6, pages(2, 3), ["d1-c1", "d1-c4"])
+        assert vector_index.search("main", VectorQuery(matrix[0:1], 6, node_ids=[])) == [[]]
+        both = vector_index.search(
+            "main", VectorQuery(matrix[0:1], 6, pages(2, 3), ["d1-c1", "d1-c4"])
+        )
         assert [chunk_id for chunk_id, _ in both[0]] == ["d1-c1"]
 
     def test_delete_document_removes_its_rows_and_count_drops(
@@ -150,7 +161,7 @@ class VectorIndexContract:
         assert vector_index.count("main") == 5
         assert vector_index.count("main", "d1") == 0
         assert vector_index.ids_of("main", "d1") == []
-        hits = vector_index.search("main", unit_vectors(1, seed=6), top_k=20)[0]
+        hits = first_hits(vector_index, VectorQuery(unit_vectors(1, seed=6), top_k=20))
         assert all(chunk_id.startswith("d2-") for chunk_id, _ in hits)
 
     def test_delete_ids_and_rows_of_unknown_documents(self, vector_index: VectorIndex) -> None:
@@ -181,7 +192,7 @@ class VectorIndexContract:
         assert vector_index.count("2024-été") == 5
         assert not vector_index.has_collection("never made")
         assert vector_index.count("never made") == 0
-        assert vector_index.search("never made", unit_vectors(2), top_k=3) == [[], []]
+        assert vector_index.search("never made", VectorQuery(unit_vectors(2), top_k=3)) == [[], []]
 
     def test_long_text_fields_are_stored(self, vector_index: VectorIndex) -> None:
         row = rows_for("d1", unit_vectors(1, seed=13))[0]

@@ -21,7 +21,7 @@ from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.postprocessors import NeighbourExpansion, SourcePostprocessors
 from citerag.settings import Settings
 from citerag.store.base import DocStore
-from citerag.tools.retriever import ListFilteredRetriever
+from citerag.tools.retriever import ListFilteredRetriever, ListFilters
 from citerag.tree.model import DocumentTree
 
 __all__ = ["QueryParts", "ToolContext", "ToolResult", "postprocess"]
@@ -44,11 +44,7 @@ class QueryParts(Protocol):
     ) -> HybridRetriever: ...
 
     def list_filtered_retriever(
-        self,
-        state: CollectionState,
-        filters: MetadataFilters | None,
-        vector_filters: MetadataFilters | None = None,
-        hard_filters: MetadataFilters | None = None,
+        self, state: CollectionState, filters: MetadataFilters | None, list_filters: ListFilters
     ) -> ListFilteredRetriever: ...
 
     def postprocessors(self, collection: str, top_k: int | None) -> SourcePostprocessors: ...

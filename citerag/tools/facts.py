@@ -14,6 +14,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.plan.question_filters import SubQuestionFilters, metadata_filters
+from citerag.tools.retriever import ListFilters
 from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 
 # field -> "both" (every ranking), "vector" (the vector search only) or "none"
@@ -26,10 +27,8 @@ class FactsQueryEngine(ToolQueryEngine):
 
     name = "facts"
 
-    def scoped_filters(
-        self, filters: SubQuestionFilters
-    ) -> tuple[MetadataFilters | None, MetadataFilters | None]:
-        """(vector-only filters, filters on every ranking) from the sub-question's own."""
+    def scoped_filters(self, filters: SubQuestionFilters) -> ListFilters:
+        """The vector-only filters and those on every ranking, from the sub-question's own."""
         scopes = {**FILTER_SCOPES, **self.context.filter_scopes}
 
         def on(scope: str) -> MetadataFilters | None:
@@ -39,13 +38,12 @@ class FactsQueryEngine(ToolQueryEngine):
                 use_entities=scopes.get("entities") == scope,
             )
 
-        return on("vector"), on("both")
+        return ListFilters(vector=on("vector"), hard=on("both"))
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         context = self.context
-        vector_filters, hard_filters = self.scoped_filters(filters)
         retriever = context.factory.list_filtered_retriever(
-            context.state, context.base_filters, vector_filters, hard_filters
+            context.state, context.base_filters, self.scoped_filters(filters)
         )
         retrieved = retriever.retrieve(query)
         nodes = postprocess(retrieved, query, context.postprocessors())
