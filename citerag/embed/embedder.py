@@ -13,9 +13,12 @@ import numpy as np
 
 from citerag.embed.onnx_backend import (
     default_cache_root,
+    export_folder,
     load_onnx_model,
     onnx_available,
+    quantization_config,
 )
+from citerag.embed.packed import PackedEncoder, export_packed
 from citerag.errors import ModelUnavailable
 from citerag.settings import EMBEDDING_BACKENDS, require_choice
 
@@ -53,6 +56,7 @@ class Embedder:
         self._backend = backend
         self._cache_dir = cache_dir or default_cache_root()
         self._model: SentenceTransformer | None = None
+        self._packed: PackedEncoder | None = None
         self._lock = threading.Lock()
 
     @property
@@ -66,6 +70,7 @@ class Embedder:
     def load(self) -> None:
         """Load the model now rather than on first use."""
         _ = self.model
+        self._packed_encoder()
 
     @property
     def model_id(self) -> str:
@@ -119,10 +124,46 @@ class Embedder:
         """Normalized float32 vectors, one row per text."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        packed = self._packed_encoder()
+        if packed is not None:
+            return packed.encode(texts)
         vectors = self.model.encode(
             list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _packed_encoder(self) -> PackedEncoder | None:
+        """The packed ONNX graph (`embed.packed`) where it gives the model's own vectors: on the
+        ONNX backends, for a BERT model pooled by the mean of its tokens."""
+        if self._packed is None and self.backend != "torch" and _packable(self.model):
+            with self._lock:
+                if self._packed is None:
+                    self._packed = self._load_packed()
+        return self._packed
+
+    def _load_packed(self) -> PackedEncoder:
+        source = self._model_path or default_model_path()
+        quantized = self.backend == "onnx-int8"
+        folder = export_folder(source, self._cache_dir)
+        model_file = export_packed(source, folder, quantized, quantization_config())
+        model = self.model
+        length = model.max_seq_length or model.tokenizer.model_max_length
+        return PackedEncoder(model_file, model.tokenizer, int(length), self.dim)
+
+
+def _packable(model: SentenceTransformer) -> bool:
+    """Transformer, mean pooling and at most a normalization, on a BERT model: what the packed
+    graph reproduces (other models number their positions or pool otherwise)."""
+    names = [type(module).__name__ for module in model]
+    if names not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        return False
+    # sentence-transformers 5 names the mode; older releases only answer a method.
+    mode = getattr(model[1], "pooling_mode", None)
+    if mode is None:
+        method = getattr(model[1], "get_pooling_mode_str", None)
+        mode = method() if callable(method) else ""
+    config = getattr(getattr(model[0], "auto_model", None), "config", None)
+    return mode == "mean" and getattr(config, "model_type", "") == "bert"
 
 
 def _device() -> str:

@@ -104,19 +104,19 @@ def _export(source: Path, folder: Path, quantized: bool) -> None:
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     log.info("exporting the embedding model to ONNX in %s (once per model)", folder)
     try:
-        with _quiet_export():
+        with quiet_export():
             base = folder if (folder / FLOAT_FILE).is_file() else source
             model = SentenceTransformer(str(base), device="cpu", backend="onnx")
             model.save_pretrained(str(scratch))
             if quantized:
                 export_dynamic_quantized_onnx_model(model, quantization_config(), str(scratch))
-        _move_into_place(scratch, folder)
+        move_into_place(scratch, folder)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 @contextmanager
-def _quiet_export() -> Iterator[None]:
+def quiet_export() -> Iterator[None]:
     """The exporters' advice ("save the exported model", deprecations) is for their own users:
     this module does save it, so their records and warnings are held back while it runs."""
     noisy = [logging.getLogger(n) for n in ("sentence_transformers", "optimum", "transformers")]
@@ -132,7 +132,7 @@ def _quiet_export() -> Iterator[None]:
                 logger.setLevel(level)
 
 
-def _move_into_place(scratch: Path, folder: Path) -> None:
+def move_into_place(scratch: Path, folder: Path) -> None:
     """Swap the finished export in; another process that finished first keeps its own."""
     if not folder.exists():
         try:
