@@ -145,4 +145,6 @@ def move_into_place(scratch: Path, folder: Path) -> None:
         target = folder / path.relative_to(scratch)
         if path.is_file() and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            # Scratch sits beside the folder, on the same file system: a rename, never a reader
+            # finding half a file.
+            os.replace(path, target)
