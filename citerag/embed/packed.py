@@ -22,11 +22,14 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citerag.embed.onnx_backend import move_into_place, quiet_export
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 PACKED_FILE = "onnx/model_packed.onnx"
@@ -77,7 +80,9 @@ def _export_float(source: Path, target: Path) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids: Any, position_ids: Any, text_ids: Any) -> Any:
+        def forward(
+            self, input_ids: torch.Tensor, position_ids: torch.Tensor, text_ids: torch.Tensor
+        ) -> torch.Tensor:
             same_text = (text_ids[:, :, None] == text_ids[:, None, :]).to(torch.int64)
             return self.model(
                 input_ids=input_ids,
@@ -121,7 +126,9 @@ class PackedEncoder:
     """Normalized mean-pooled vectors of texts, packed into rows, as SentenceTransformer gives
     them (texts stripped, truncated to the model's input length with [CLS] and [SEP])."""
 
-    def __init__(self, model_file: Path, tokenizer: Any, max_length: int, dim: int) -> None:
+    def __init__(
+        self, model_file: Path, tokenizer: PreTrainedTokenizerBase, max_length: int, dim: int
+    ) -> None:
         import onnxruntime
 
         self._session = onnxruntime.InferenceSession(
