@@ -51,8 +51,9 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
         "embedding_model": settings.embedding_model,
-        # Float32 ONNX gives PyTorch's vectors; only int8 moves them.
-        **({"embedding_backend": "int8"} if settings.embedding_backend == "onnx-int8" else {}),
+        # Float32 ONNX gives PyTorch's vectors; only int8 moves them (the packed graph's
+        # per-column int8, embed.packed, since "int8-packed").
+        **({"embedding_backend": "int8-packed"} if _int8(settings) else {}),
         **({"sentence_vectors": "pooled"} if settings.sentence_vectors == "pooled" else {}),
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
@@ -60,6 +61,10 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
     if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
+
+def _int8(settings: Settings) -> bool:
+    return settings.embedding_backend == "onnx-int8"
 
 
 @dataclass
