@@ -13,7 +13,6 @@ identical for identical text since ingest encodes each distinct sentence once
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
 
 import numpy as np
@@ -29,14 +28,20 @@ def best_sentence_scores(
 ) -> dict[str, float]:
     """Chunk id -> the best cosine between the question and one of its own sentences (rows of
     `vectors`, normalized); a chunk whose every sentence is shared has no score."""
-    pages: dict[bytes, set[Hashable]] = defaultdict(set)
+    keys: dict[str, list[bytes]] = {}
+    pages: dict[bytes, set[Hashable]] = {}
     for chunk_id, rows in vectors.items():
         page = page_of(chunk_id)
-        for row in rows:
-            pages[row.tobytes()].add(page)
+        keys[chunk_id] = [row.tobytes() for row in rows]
+        for key in keys[chunk_id]:
+            pages.setdefault(key, set()).add(page)
     best: dict[str, float] = {}
     for chunk_id, rows in vectors.items():
-        own = [i for i, row in enumerate(rows) if len(pages[row.tobytes()]) <= MAX_SHARED_PAGES]
+        own = [
+            score
+            for score, key in zip((rows @ query_vector).tolist(), keys[chunk_id], strict=True)
+            if len(pages[key]) <= MAX_SHARED_PAGES
+        ]
         if own:
-            best[chunk_id] = float(np.max(rows[own] @ query_vector))
+            best[chunk_id] = max(own)
     return best
