@@ -5,20 +5,21 @@ like the others (`EvidenceWeights`; 0 switches a signal off and nothing is compu
 
 * entities: the documents that carry a stored entity the question names (capitalised there, so
   "dividend" does not name a heading's "Dividend"), rarer entities first; the ranking is the
-  fused candidates of those documents in their fused order. An entity such as a company name
-  stands for its whole document, not only for the chunks that print it, so within a document
-  the order is unchanged and only documents move.
+  fused candidates of those documents, a document's candidates tied. An entity such as a company
+  name stands for its whole document, not only for the chunks that print it, so within a
+  document the order is unchanged and only documents move.
 * years: the chunks that carry a year the question names, rarer years first.
 * quotes: the chunks whose text matches a phrase the question quotes, by keywords.
 * topics: the chunks that carry a LangExtract topic ("attribute=value") whose value the question
   names, rarer first (topics are stored only when ingest ran LangExtract).
 
-Chunks the evidence cannot tell apart (two carriers of the one year named) share one rank
-(`TiedRanking`): the evidence raises them alike and their order stays the other rankings'
-(ranked one after another in the fused order, the evidence only amplified that order: every
-chunk of a named report had the report's summary pages first). A value carried by more than half
-of the chunks (of the documents, for entities) is no evidence: inside one 10-K its own year is on
-most pages. Measured on and off on every labelled set: benchmarks/results/kinds.md.
+Chunks the evidence cannot tell apart (the carriers of the one year named, the candidates of
+the named document) share one rank (`TiedRanking`): the evidence raises them alike and leaves
+their order to the other rankings. Listed one after another in the fused order, they only
+repeated that order (a named report's summary pages, first already, gained the most). A value
+carried by more than half of the chunks (of the documents, for entities) is no evidence: inside
+one 10-K its own year is on most pages. Measured on and off on every labelled set:
+benchmarks/results/kinds.md.
 """
 
 from __future__ import annotations
