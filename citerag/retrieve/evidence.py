@@ -5,17 +5,21 @@ like the others (`EvidenceWeights`; 0 switches a signal off and nothing is compu
 
 * entities: the documents that carry a stored entity the question names (capitalised there, so
   "dividend" does not name a heading's "Dividend"), rarer entities first; the ranking is the
-  fused candidates of those documents in their fused order. An entity such as a company name
-  stands for its whole document, not only for the chunks that print it, so within a document
-  the order is unchanged and only documents move.
+  fused candidates of those documents, a document's candidates tied. An entity such as a company
+  name stands for its whole document, not only for the chunks that print it, so within a
+  document the order is unchanged and only documents move.
 * years: the chunks that carry a year the question names, rarer years first.
 * quotes: the chunks whose text matches a phrase the question quotes, by keywords.
 * topics: the chunks that carry a LangExtract topic ("attribute=value") whose value the question
   names, rarer first (topics are stored only when ingest ran LangExtract).
 
-Ties keep the order of the other rankings' fusion. A value carried by more than half of the
-chunks (of the documents, for entities) is no evidence: inside one 10-K its own year is on
-most pages. Measured on and off on every labelled set: benchmarks/results/kinds.md.
+Chunks the evidence cannot tell apart (the carriers of the one year named, the candidates of
+the named document) share one rank (`TiedRanking`): the evidence raises them alike and leaves
+their order to the other rankings. Listed one after another in the fused order, they only
+repeated that order (a named report's summary pages, first already, gained the most). A value
+carried by more than half of the chunks (of the documents, for entities) is no evidence: inside
+one 10-K its own year is on most pages. Measured on and off on every labelled set:
+benchmarks/results/kinds.md.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
+from citerag.retrieve.fusion import TiedRanking
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
@@ -38,6 +43,7 @@ KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
 MIN_QUOTED_WORDS = 2
 MAX_SHARE = 0.5  # a value carried by more of the chunks (or documents) than this is no evidence
+_NOTHING = TiedRanking(())
 
 
 @dataclass(frozen=True)
@@ -71,12 +77,13 @@ def evidence_rankings(
     order: Sequence[str],
     allowed: Collection[str] | None,
     limit: int,
-) -> dict[str, list[str]]:
-    """Each active signal's ranking (signals with nothing named are left out)."""
-    found: dict[str, list[str]] = {}
+) -> dict[str, TiedRanking]:
+    """Each active signal's ranking, its first `limit` chunks (signals with nothing named are
+    left out)."""
+    found: dict[str, TiedRanking] = {}
     for signal in weights.active():
-        ranking = _RANKERS[signal](question, view, order, allowed)[:limit]
-        if ranking:
+        ranking = _RANKERS[signal](question, view, order, allowed).head(limit)
+        if ranking.groups:
             found[signal] = ranking
     return found
 
@@ -98,28 +105,28 @@ def quoted_phrases(question: str) -> list[str]:
 
 def _by_entities(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
-) -> list[str]:
+) -> TiedRanking:
     values = named_entities(question, view.known(ENTITIES))
     if not values:
-        return []
+        return _NOTHING
     chunks_of = view.index(ENTITIES)
     docs_of = {v: {view.doc_of(c) for c in chunks_of.get(v, ())} for v in values}
     all_docs = {view.doc_of(c) for c in order}.union(*docs_of.values())
     doc_score = _rarity_sums(docs_of.values(), len(all_docs))
     position = {c: i for i, c in enumerate(order)}
-    picked = [c for c in order if view.doc_of(c) in doc_score]
-    return sorted(picked, key=lambda c: (-doc_score[view.doc_of(c)], position[c]))
+    score = {c: doc_score[view.doc_of(c)] for c in order if view.doc_of(c) in doc_score}
+    return TiedRanking.by_score(sorted(score, key=lambda c: (-score[c], position[c])), score)
 
 
 def _by_years(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
-) -> list[str]:
+) -> TiedRanking:
     return _carriers(years(question), YEARS, view, order, allowed)
 
 
 def _by_topics(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
-) -> list[str]:
+) -> TiedRanking:
     by_value: dict[str, list[str]] = defaultdict(list)
     for topic in view.known(TOPICS):
         by_value[topic.partition("=")[2] or topic].append(topic.casefold())
@@ -130,11 +137,11 @@ def _by_topics(
 
 def _by_quotes(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
-) -> list[str]:
+) -> TiedRanking:
     ranking: list[str] = []
     for phrase in quoted_phrases(question):
         ranking += [c for c in view.keyword_search(phrase, allowed) if c not in ranking]
-    return ranking
+    return TiedRanking.untied(ranking)
 
 
 def _carriers(
@@ -143,11 +150,11 @@ def _carriers(
     view: CollectionView,
     order: Sequence[str],
     allowed: Collection[str] | None,
-) -> list[str]:
-    """Chunks carrying any of `values`, by the summed rarity of those they carry, ties in
-    `order` then by id."""
+) -> TiedRanking:
+    """Chunks carrying any of `values`, by the summed rarity of those they carry; chunks of one
+    rarity tie (listed in `order`, then by id, for the cut at the limit)."""
     if not values:
-        return []
+        return _NOTHING
     chunks_of = view.index(field)
     carriers = [chunks_of.get(v, set()) for v in values]
     scores = _rarity_sums(carriers, view.chunk_count)
@@ -155,7 +162,8 @@ def _carriers(
         scores = {c: s for c, s in scores.items() if c in allowed}
     position = {chunk_id: i for i, chunk_id in enumerate(order)}
     last = len(position)
-    return sorted(scores, key=lambda c: (-scores[c], position.get(c, last), c))
+    ordered = sorted(scores, key=lambda c: (-scores[c], position.get(c, last), c))
+    return TiedRanking.by_score(ordered, scores)
 
 
 def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
@@ -170,7 +178,7 @@ def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
     return dict(scores)
 
 
-Ranker = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], list[str]]
+Ranker = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], TiedRanking]
 _RANKERS: dict[str, Ranker] = {
     "entities": _by_entities,
     "years": _by_years,

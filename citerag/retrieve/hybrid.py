@@ -27,10 +27,11 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import DomainVocabulary
+from citerag.retrieve.best_sentence import best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
-from citerag.retrieve.fusion import reciprocal_rank_fusion
+from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
@@ -108,7 +109,8 @@ class HybridRetriever(BaseRetriever):
         dense = self._dense(query_vector, allowed)
         keyword = self._keyword(query_bundle.query_str, allowed)
         kw_weight = self._keyword_weight(query_bundle.query_str)
-        rankings, weights = [dense, keyword], [1.0, kw_weight]
+        rankings: list[Ranking] = [dense, keyword]
+        weights = [1.0, kw_weight]
         if self._settings.sentence_weight > 0:
             rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
             weights.append(self._settings.sentence_weight)
@@ -122,11 +124,12 @@ class HybridRetriever(BaseRetriever):
         pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
         fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
         top = fused[: self._settings.fusion_top_n]
-        return HybridRanking(dense, keyword, pages, top, evidence)
+        found = {signal: ranking.ids for signal, ranking in evidence.items()}
+        return HybridRanking(dense, keyword, pages, top, found)
 
     def _evidence(
         self, question: str, order: Sequence[str], allowed: set[str] | None
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, TiedRanking]:
         """Each active evidence signal's ranking (citerag/retrieve/evidence.py)."""
         weights = self._settings.evidence
         if not weights.active():
@@ -146,10 +149,14 @@ class HybridRetriever(BaseRetriever):
         return evidence_rankings(question, weights, view, order, allowed, limit)
 
     def _by_best_sentence(self, query_vector: np.ndarray, candidates: Sequence[str]) -> list[str]:
-        """The candidates by the similarity of their sentence closest to the question."""
+        """The candidates by the similarity of their own sentence closest to the question (one
+        printed on many of their pages is no one's: citerag/retrieve/best_sentence.py)."""
         pool = list(dict.fromkeys(candidates))
         vectors = self._docstore.get_sentence_vectors(self._state.name, pool)
-        best = {c: float(np.max(v @ query_vector)) for c, v in vectors.items() if len(v)}
+        places = self._state.places
+        best = best_sentence_scores(
+            vectors, lambda c: (places[c]["doc_id"], places[c]["page"]), query_vector
+        )
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
     def _keyword_weight(self, question: str) -> float:

@@ -1,0 +1,88 @@
+"""The best-sentence ranking reads each candidate's own sentences: one printed on many of the
+candidates' pages (a running header, a figure's source line) is skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from llama_index.core.schema import QueryBundle
+from test_evidence import OFF, Keywords, Vectors, doc_state, place
+
+from citerag.retrieve.best_sentence import MAX_SHARED_PAGES, best_sentence_scores
+from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.array([*values, 0.0, 0.0, 0.0][:4], dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+QUESTION = unit(1, 0, 0)
+CAPTION = unit(1, 0.2, 0)  # closest to the question, printed under every figure
+CLOSE, MIDDLE, FAR = unit(1, 0.5, 0), unit(1, 1, 0), unit(0, 1, 0)
+
+
+def page_of(chunk_id: str) -> str:
+    return chunk_id.split("#")[0]
+
+
+def test_a_sentence_on_more_pages_than_allowed_is_skipped() -> None:
+    pages = [f"p{i}" for i in range(MAX_SHARED_PAGES + 1)]
+    vectors = {f"{p}#1": np.stack([CAPTION, FAR]) for p in pages}
+    vectors["p0#1"] = np.stack([CAPTION, CLOSE])
+    best = best_sentence_scores(vectors, page_of, QUESTION)
+    assert best["p0#1"] == float(CLOSE @ QUESTION)
+    assert best["p1#1"] == float(FAR @ QUESTION)
+
+
+def test_a_sentence_two_pages_share_still_counts() -> None:
+    vectors = {"p0#1": np.stack([CAPTION, FAR]), "p1#1": np.stack([CAPTION, FAR])}
+    best = best_sentence_scores(vectors, page_of, QUESTION)
+    assert best == {"p0#1": float(CAPTION @ QUESTION), "p1#1": float(CAPTION @ QUESTION)}
+
+
+def test_chunks_of_one_page_count_as_one_page() -> None:
+    """Overlapping chunks of one page share sentences; that is no running header."""
+    vectors = {f"p0#{i}": np.stack([CAPTION]) for i in range(MAX_SHARED_PAGES + 2)}
+    best = best_sentence_scores(vectors, page_of, QUESTION)
+    assert set(best.values()) == {float(CAPTION @ QUESTION)}
+
+
+def test_a_chunk_of_shared_sentences_only_has_no_score() -> None:
+    vectors = {f"p{i}#1": np.stack([CAPTION]) for i in range(MAX_SHARED_PAGES + 1)}
+    vectors["p9#1"] = np.stack([CAPTION, MIDDLE])
+    assert best_sentence_scores(vectors, page_of, QUESTION) == {"p9#1": float(MIDDLE @ QUESTION)}
+
+
+class SentenceStore:
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def get_sentence_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, Any]:
+        return {c: self.vectors[c] for c in ids if c in self.vectors}
+
+
+def test_the_chunk_whose_own_sentence_is_closest_ranks_first() -> None:
+    """Each chunk prints the caption; before, all tied on it and the ranking repeated the dense
+    order (a first); now the chunk with the closest sentence of its own leads."""
+    places = {f"c{i}": place("doc", i) for i in (1, 2, 3)}
+    vectors = {
+        "c1": np.stack([CAPTION, FAR]),
+        "c2": np.stack([CAPTION, MIDDLE]),
+        "c3": np.stack([CAPTION, CLOSE]),
+    }
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
+    retriever = HybridRetriever(
+        Vectors(["c1", "c2", "c3"]),  # type: ignore[arg-type]
+        SentenceStore(vectors),  # type: ignore[arg-type]
+        state,
+        embed_model=None,  # type: ignore[arg-type]
+        settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
+    )
+    query = QueryBundle("question", embedding=list(QUESTION))
+    assert retriever._by_best_sentence(QUESTION, ["c1", "c2", "c3"]) == ["c3", "c2", "c1"]
+    fused = [chunk_id for chunk_id, _ in retriever.rank(query).fused]
+    assert fused.index("c3") < fused.index("c2")
