@@ -126,3 +126,19 @@ def test_packed_texts_get_the_vectors_they_get_alone(tmp_path: Path) -> None:
     assert np.abs(got - torch.embed(texts)).max() < 1e-5
     # One text at a time (a question) and many at once agree.
     assert np.abs(onnx.embed(texts[:1]) - got[:1]).max() < 1e-6
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not onnx_available(), reason="onnxruntime/optimum are not installed")
+def test_a_failed_packed_export_falls_back_to_the_same_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> Path:
+        raise RuntimeError("exporter unavailable")
+
+    monkeypatch.setattr("citerag.embed.embedder.export_packed", broken)
+    onnx = Embedder(backend="onnx", cache_dir=tmp_path)
+    got = onnx.embed(TEXTS)
+    assert onnx._packed is None
+    assert "encoding texts one by one" in caplog.text
+    assert np.abs(got - Embedder(backend="torch").embed(TEXTS)).max() < 1e-5

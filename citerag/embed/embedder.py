@@ -57,6 +57,7 @@ class Embedder:
         self._cache_dir = cache_dir or default_cache_root()
         self._model: SentenceTransformer | None = None
         self._packed: PackedEncoder | None = None
+        self._unpacked = False  # the packed graph could not be exported: SentenceTransformer's loop
         self._lock = threading.Lock()
 
     @property
@@ -135,11 +136,24 @@ class Embedder:
     def _packed_encoder(self) -> PackedEncoder | None:
         """The packed ONNX graph (`embed.packed`) where it gives the model's own vectors: on the
         ONNX backends, for a BERT model pooled by the mean of its tokens."""
-        if self._packed is None and self.backend != "torch" and _packable(self.model):
+        if self._packed is None and not self._unpacked and self._packs():
             with self._lock:
-                if self._packed is None:
-                    self._packed = self._load_packed()
+                if self._packed is None and not self._unpacked:
+                    try:
+                        self._packed = self._load_packed()
+                    except Exception as error:  # noqa: BLE001 (any exporter failure)
+                        # The model still runs through SentenceTransformer's own loop: the same
+                        # vectors, only slower, so ingest goes on and says why.
+                        log.warning(
+                            "could not export the packed embedding graph (%s); encoding texts "
+                            "one by one instead, which is slower",
+                            error,
+                        )
+                        self._unpacked = True
         return self._packed
+
+    def _packs(self) -> bool:
+        return self.backend != "torch" and _packable(self.model)
 
     def _load_packed(self) -> PackedEncoder:
         source = self._model_path or default_model_path()
