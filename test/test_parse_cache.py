@@ -10,7 +10,13 @@ from helpers import DEMO_PDF
 
 from citerag.errors import ConfigError, ModelUnavailable, RagError
 from citerag.parse import select
-from citerag.parse.cache import PARSE_FORMAT, cache_path, load_cached, save_cached
+from citerag.parse.cache import (
+    PARSE_FORMAT,
+    cache_path,
+    cached_entries,
+    load_cached,
+    save_cached,
+)
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.types import BBox, Block, Page, ParsedDocument
 
@@ -126,3 +132,10 @@ def test_a_failed_mineru_run_still_falls_back_to_pymupdf_with_a_warning(
         )
     assert document.parser == "pymupdf"
     assert any("MinerU failed" in r.message and "PyMuPDF" in r.message for r in caplog.records)
+
+
+def test_cached_entries_name_hash_parser_and_tier_of_the_current_format(tmp_path: Path) -> None:
+    save_cached(tmp_path, _document("mineru"), tier="flash")
+    save_cached(tmp_path, _document())
+    (tmp_path / "old.pymupdf.json").write_text("{}", encoding="utf-8")  # an older format's entry
+    assert list(cached_entries(tmp_path)) == [("abc", "mineru", "flash"), ("abc", "pymupdf", "")]

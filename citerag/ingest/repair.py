@@ -31,7 +31,7 @@ from citerag.enrich.step import Enricher
 from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
 from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
-from citerag.parse.cache import load_cached
+from citerag.parse.cache import cached_entries, load_cached
 from citerag.retrieve.keyword_sync import index_from_docstore
 from citerag.settings import Settings
 from citerag.store.base import Stores
@@ -186,11 +186,9 @@ class SplitBrainRepairer(DocumentWriter):
         folder = self._settings.parse_cache_dir
         if not folder.is_dir():
             return None
-        for path in sorted(folder.glob("*.json")):
-            sha256, _, variant = path.name[: -len(".json")].partition(".")
+        for sha256, parser, tier in cached_entries(folder):
             if self._ingest_key(sha256, self._settings) != doc_id:
                 continue
-            parser, _, tier = variant.partition("-")
             parsed = load_cached(folder, sha256, parser, tier)
             if parsed is not None:
                 return replace(parsed, doc_id=doc_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from citerag.store.atomic_dirs import write_json_atomically
@@ -15,6 +16,16 @@ PARSE_FORMAT = 2  # 2: pages of more vector paths than any table are not searche
 def cache_path(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Path:
     variant = f"{parser}-{tier}" if tier else parser
     return cache_dir / f"{doc_id}.{variant}.v{PARSE_FORMAT}.json"
+
+
+def cached_entries(cache_dir: Path) -> Iterator[tuple[str, str, str]]:
+    """(file hash, parser, tier) of each parse cached in the current format, in name order;
+    entries of older formats are left out (they are parsed again when next needed)."""
+    suffix = f".v{PARSE_FORMAT}.json"
+    for path in sorted(cache_dir.glob(f"*{suffix}")):
+        sha256, _, variant = path.name[: -len(suffix)].partition(".")
+        parser, _, tier = variant.partition("-")
+        yield sha256, parser, tier
 
 
 def load_cached(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> ParsedDocument | None:
