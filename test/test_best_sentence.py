@@ -10,6 +10,7 @@ import numpy as np
 from llama_index.core.schema import QueryBundle
 from test_evidence import OFF, Keywords, Vectors, doc_state, place
 
+from citerag.nodes import BLOCK_TYPE, page_vector_key
 from citerag.retrieve.best_sentence import MAX_SHARED_PAGES, best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
@@ -86,3 +87,29 @@ def test_the_chunk_whose_own_sentence_is_closest_ranks_first() -> None:
     assert retriever._by_best_sentence(QUESTION, ["c1", "c2", "c3"]) == ["c3", "c2", "c1"]
     fused = [chunk_id for chunk_id, _ in retriever.rank(query).fused]
     assert fused.index("c3") < fused.index("c2")
+
+
+def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
+    """A statement's rows say little alone; its page head (title, period, header) names it. The
+    head counts as one of a table chunk's sentences, never as one of a prose chunk's."""
+    places = {
+        "rows": {**place("doc", 1), BLOCK_TYPE: "table"},
+        "prose": {**place("doc", 2), BLOCK_TYPE: "text"},
+        "other": {**place("doc", 3), BLOCK_TYPE: "text"},
+    }
+    vectors = {
+        "rows": np.stack([FAR]),
+        "prose": np.stack([FAR]),
+        "other": np.stack([MIDDLE]),
+        page_vector_key("doc", 1): CLOSE.reshape(1, -1),  # the statement's title and period
+        page_vector_key("doc", 2): QUESTION.reshape(1, -1),  # a prose page's head: not read
+    }
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
+    retriever = HybridRetriever(
+        Vectors(list(places)),  # type: ignore[arg-type]
+        SentenceStore(vectors),  # type: ignore[arg-type]
+        state,
+        embed_model=None,  # type: ignore[arg-type]
+        settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
+    )
+    assert retriever._by_best_sentence(QUESTION, list(places)) == ["rows", "other", "prose"]
