@@ -51,16 +51,15 @@ def export_packed(source: Path, folder: Path, quantized: bool, quantization: str
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.packed.", dir=folder.parent))
     log.info("exporting the packed embedding graph to %s (once per model)", target)
     try:
-        exported = scratch / PACKED_FILE
-        exported.parent.mkdir(parents=True)
         float_file = packed_model_file(folder, quantized=False)
         with quiet_export():
-            if float_file.is_file():
-                shutil.copy2(float_file, exported)
-            else:
-                _export_float(source, exported)
+            if not float_file.is_file():  # exported once; int8 is quantized from it in place
+                float_file = scratch / PACKED_FILE
+                float_file.parent.mkdir(parents=True)
+                _export_float(source, float_file)
             if quantized:
-                _quantize(exported, scratch / PACKED_INT8_FILE, quantization)
+                (scratch / PACKED_INT8_FILE).parent.mkdir(parents=True, exist_ok=True)
+                _quantize(float_file, scratch / PACKED_INT8_FILE, quantization)
         move_into_place(scratch, folder)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
