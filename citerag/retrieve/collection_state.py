@@ -84,6 +84,13 @@ class CollectionState:
         self.places = Places(ordered, index)
         self.pages = _page_set(ordered)
         self._page_of_key = {key.id: key for key in self.pages.keys}
+        # Each page's head vector where its document has them (held since the snapshot loaded).
+        self._heads = {
+            key.id: (doc.vectors, row)
+            for doc in ordered
+            if doc.vectors is not None
+            for row, key in enumerate(doc.pages)
+        }
         self._values: dict[str, dict[str, set[str]]] = {}  # list field -> value -> chunk ids
         self._known: dict[str, tuple[str, ...]] = {}
 
@@ -135,6 +142,11 @@ class CollectionState:
 
     def page_key(self, page_id: str) -> PageKey:
         return self._page_of_key[page_id]
+
+    def head_vector(self, page: PageKey) -> np.ndarray | None:
+        """The page's head vector, or None when its document has none."""
+        found = self._heads.get(page.id)
+        return None if found is None else found[0][found[1]]
 
     def keyword_hits(
         self, kind: KeywordKind, query: str, top_k: int, allowed: Collection[str] | None = None

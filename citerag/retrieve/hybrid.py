@@ -27,7 +27,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import DomainVocabulary
-from citerag.nodes import BLOCK_TYPE, page_vector_key
+from citerag.nodes import BLOCK_TYPE
 from citerag.retrieve.best_sentence import best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
@@ -154,20 +154,17 @@ class HybridRetriever(BaseRetriever):
         printed on many of their pages is no one's: citerag/retrieve/best_sentence.py)."""
         pool = list(dict.fromkeys(candidates))
         places = self._state.places
+        stored = self._docstore.get_sentence_vectors(self._state.name, pool)
+        vectors = {c: stored[c] for c in pool if c in stored}  # candidate order breaks ties
         # A table's rows say little alone ("Other, net 1,055"); its page head (statement title,
         # period, column header) is what names it, so it counts as one of the table's sentences.
-        heads = {
-            c: page_vector_key(str(places[c]["doc_id"]), int(places[c]["page"]))
-            for c in pool
-            if places[c].get(BLOCK_TYPE) == "table"
-        }
-        vectors = self._docstore.get_sentence_vectors(
-            self._state.name, [*pool, *dict.fromkeys(heads.values())]
-        )
-        for chunk_id, head in heads.items():
-            if head in vectors and chunk_id in vectors:
-                vectors[chunk_id] = np.vstack([vectors[chunk_id], vectors[head]])
-        vectors = {c: vectors[c] for c in pool if c in vectors}
+        for chunk_id in vectors:
+            if places[chunk_id].get(BLOCK_TYPE) == "table":
+                head = self._state.head_vector(
+                    PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"])
+                )
+                if head is not None:
+                    vectors[chunk_id] = np.vstack([vectors[chunk_id], head])
         best = best_sentence_scores(
             vectors, lambda c: (places[c]["doc_id"], places[c]["page"]), query_vector
         )
