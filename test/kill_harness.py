@@ -57,6 +57,9 @@ class HashEmbedder(Embedder):
     def __init__(self) -> None:
         super().__init__()
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     @property
     def dim(self) -> int:
         return DIM

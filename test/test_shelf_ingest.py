@@ -598,17 +598,19 @@ class PreparingEngine(FakeEngine):
         return super().ingest(path, collection, progress)
 
 
-def test_each_file_is_ingested_while_the_next_usable_one_is_prepared(tmp_path: Path) -> None:
-    paths = [
-        text_pdf(tmp_path / "a.pdf"),
-        tmp_path / "b-missing.pdf",
-        text_pdf(tmp_path / "c.pdf", subject="c"),
-    ]
+def test_files_are_parsed_ahead_in_order_up_to_three_beyond_the_one_ingested(
+    tmp_path: Path,
+) -> None:
+    paths = [text_pdf(tmp_path / "a.pdf"), tmp_path / "b-missing.pdf"]
+    paths += [text_pdf(tmp_path / f"{name}.pdf", subject=name) for name in "cdefg"]
     engine = PreparingEngine()
     found = discover_pdfs(paths)
     ingest_shelf(engine, found, "c", lambda *_: NoProgress(), lambda _: None)
-    assert engine.prepared == ["c.pdf"]  # a path discovery refused is never parsed ahead
-    assert engine.prepared_before == {"a.pdf": ["c.pdf"], "c.pdf": ["c.pdf"]}
+    # a path discovery refused is never parsed ahead; each usable one exactly once
+    assert engine.prepared == ["a.pdf", "c.pdf", "d.pdf", "e.pdf", "f.pdf", "g.pdf"]
+    assert engine.prepared_before["a.pdf"] == ["a.pdf", "c.pdf", "d.pdf", "e.pdf"]
+    assert engine.prepared_before["c.pdf"] == engine.prepared[:5]
+    assert engine.prepared_before["g.pdf"] == engine.prepared
 
 
 class NoProgress:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ import numpy as np
 from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
+from citerag.embed.embedder import Embedder
 from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -61,6 +63,13 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
     if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
+
+def _load_quietly(embedder: Embedder) -> None:
+    try:
+        embedder.load()
+    except Exception as error:  # noqa: BLE001 (raised again where the model is first used)
+        log.debug("loading the embedding model ahead failed: %s", error)
 
 
 def _int8(settings: Settings) -> bool:
@@ -113,6 +122,18 @@ class Ingestor(DocumentWriter):
     def _prefetch(self) -> ParsePrefetcher:
         return ParsePrefetcher(self._settings)
 
+    @cached_property
+    def _embedder_loader(self) -> threading.Thread | None:
+        """The local model loads in a thread while the first file is parsed: both take seconds.
+        A failure is left to the embed step, which meets it again and reports it in line."""
+        if not isinstance(self._embedder, Embedder):
+            return None
+        thread = threading.Thread(
+            target=_load_quietly, args=(self._embedder,), name="load-embedder", daemon=True
+        )
+        thread.start()
+        return thread
+
     def prepare(self, path: Path) -> None:
         """Start parsing `path` in the background: the ingest that follows finds it parsed."""
         self._prefetch.start(path)
@@ -145,6 +166,7 @@ class Ingestor(DocumentWriter):
             self.remove(collection, doc_id)
             status = "repaired"
         step("parse")
+        _ = self._embedder_loader
         self._prefetch.wait(path)
         parsed = parse_document(
             path,

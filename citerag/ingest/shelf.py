@@ -21,6 +21,9 @@ from citerag.types import JSONObject
 
 FAILED = "failed"
 WRITTEN = ("ingested", "replaced", "repaired")  # statuses whose chunks this run stored
+# Files parsed ahead of the one being ingested: parsing costs a file its own time, so with one
+# file ahead a slow parse after a quick embed left the embedder waiting (6 s over the library).
+PARSE_AHEAD = 3
 
 
 class Ingests(Protocol):
@@ -113,13 +116,16 @@ def ingest_shelf(
     the way are reported as failed files in their place."""
     results = []
     usable = [item.path for item in found if item.ok]
+    reached = prepared = 0  # usable files reached / handed to the background parser, in order
     for position, item in enumerate(found, start=1):
         if not item.ok:
             result = failed(item.path, item.problem)
         else:
-            usable.pop(0)  # this item; the next usable file is parsed while it is ingested
-            if usable and isinstance(engine, PreparesIngest):
-                engine.prepare(usable[0])
+            reached += 1
+            if isinstance(engine, PreparesIngest):
+                for path in usable[prepared : reached + PARSE_AHEAD]:
+                    engine.prepare(path)
+                prepared = max(prepared, reached + PARSE_AHEAD)
             progress = progress_for(position, item)
             try:
                 result = ingest_one(engine, item.path, collection, progress)
