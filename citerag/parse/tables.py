@@ -55,9 +55,10 @@ def find_tables(page: pymupdf.Page) -> list[FoundTable]:
 
 
 def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
-    drawings = page.get_drawings()
-    if not MIN_STROKES_FOR_TABLE <= len(drawings) <= MAX_PATHS_FOR_TABLE:
+    # Counted in C first: turning a map's 187,107 paths into Python objects took 4.5 s.
+    if not MIN_STROKES_FOR_TABLE <= len(page.get_cdrawings()) <= MAX_PATHS_FOR_TABLE:
         return []
+    drawings = page.get_drawings()
     found: list[FoundTable] = []
     with lean_table_chars():  # only cells and boxes are read below
         # The drawings just read, handed over: the finder would read them a second time.
