@@ -106,6 +106,11 @@ def main() -> int:
 def _compared(change: str) -> tuple[dict[str, dict[str, object]], str]:
     """The default beside one changed setting ("name=value"), and where the report goes."""
     name, _, text = change.partition("=")
+    if name.startswith("embedding_"):  # the variants share the engine's one embedder
+        raise SystemExit(
+            f"--compare cannot change {name}: every variant shares one embedder; run the "
+            f"benchmark with {name.upper()}={text} in the environment instead."
+        )
     try:
         value: object = json.loads(text)
     except json.JSONDecodeError:
