@@ -3,15 +3,20 @@ keyed apart (its vectors differ), so a collection never mixes them."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
 
-from citerag.embed.embedder import Embedder, _packable, default_model_path
-from citerag.embed.onnx_backend import FLOAT_FILE, export_folder, onnx_available
-from citerag.embed.packed import pack
+from citerag.embed.embedder import Embedder, _gpu_possible, default_model_path
+from citerag.embed.model_folder import read_layout
+from citerag.embed.onnx_backend import export_folder, onnx_available
+from citerag.embed.packed import pack, packed_model_file
 from citerag.errors import ConfigError
 from citerag.ingest.pipeline import ingest_key
 from citerag.settings import Settings
@@ -50,7 +55,7 @@ def test_onnx_gives_torch_vectors_and_exports_once(tmp_path: Path) -> None:
     assert got.dtype == np.float32 and got.shape == want.shape
     assert np.abs(got - want).max() < 1e-5
     folder = export_folder(default_model_path(), tmp_path)
-    model_file = folder / FLOAT_FILE
+    model_file = packed_model_file(folder, quantized=False)
     stamp = model_file.stat().st_mtime_ns
     again = Embedder(backend="onnx", cache_dir=tmp_path)
     assert np.abs(again.embed(TEXTS) - want).max() < 1e-5
@@ -86,33 +91,89 @@ def test_packing_fills_rows_without_splitting_or_losing_a_text() -> None:
     assert len(rows) == -(-sum(sizes) // 256)  # as few rows as the word pieces need
 
 
-class Transformer:  # named as sentence-transformers' modules are
-    def __init__(self, model_type: str) -> None:
-        self.auto_model = SimpleNamespace(config=SimpleNamespace(model_type=model_type))
+def write_model_folder(
+    folder: Path,
+    modules: tuple[str, ...] = ("Transformer", "Pooling", "Normalize"),
+    pooling: str = "mean_tokens",
+    model_type: str = "bert",
+    lowercase: bool = False,
+    prompt: str = "",
+) -> Path:
+    """The description files of a SentenceTransformer folder (no weights)."""
+    folder.mkdir(parents=True)
+    entries = [
+        {"idx": i, "name": str(i), "path": "" if i == 0 else f"{i}_{name}", "type": f"st.{name}"}
+        for i, name in enumerate(modules)
+    ]
+    (folder / "modules.json").write_text(json.dumps(entries))
+    config = {"max_seq_length": 256, "do_lower_case": lowercase}
+    (folder / "sentence_bert_config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps({"model_type": model_type}))
+    (folder / "1_Pooling").mkdir()
+    modes = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
+    pooling_config = {f"pooling_mode_{mode}": mode == pooling for mode in modes}
+    pooling_config["word_embedding_dimension"] = 384
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling_config))
+    if prompt:
+        extras = {"prompts": {"query": prompt}, "default_prompt_name": "query"}
+        (folder / "config_sentence_transformers.json").write_text(json.dumps(extras))
+    return folder
 
 
-class Pooling:
-    def __init__(self, mode: str) -> None:
-        self.pooling_mode = mode
-
-
-class Dense:
-    pass
+def test_the_shipped_model_is_described_by_its_folder() -> None:
+    layout = read_layout(default_model_path())
+    assert layout is not None and layout.packable
+    assert (layout.dim, layout.max_seq_length) == (384, 256)
 
 
 @pytest.mark.parametrize(
-    ("modules", "packable"),
+    ("changes", "packable"),
     [
-        ([Transformer("bert"), Pooling("mean")], True),
-        ([Transformer("bert"), Pooling("cls")], False),  # pooled otherwise
-        ([Transformer("xlm-roberta"), Pooling("mean")], False),  # positions start past padding
-        ([Transformer("bert"), Pooling("mean"), Dense()], False),  # a projection after pooling
+        ({}, True),
+        ({"modules": ("Transformer", "Pooling")}, True),
+        ({"pooling": "cls_token"}, False),  # pooled otherwise
+        ({"model_type": "xlm-roberta"}, False),  # positions start past padding
+        ({"modules": ("Transformer", "Pooling", "Dense")}, False),  # a projection after pooling
+        ({"lowercase": True}, False),  # texts lowercased before tokenizing
+        ({"prompt": "query: "}, False),  # a prompt put before every text
     ],
 )
 def test_only_models_the_packed_graph_reproduces_are_packed(
-    modules: list[object], packable: bool
+    tmp_path: Path, changes: dict[str, Any], packable: bool
 ) -> None:
-    assert _packable(modules) is packable  # type: ignore[arg-type]
+    layout = read_layout(write_model_folder(tmp_path / "model", **changes))
+    assert layout is not None and layout.packable is packable
+
+
+def test_a_folder_that_does_not_describe_its_model_is_not_packed(tmp_path: Path) -> None:
+    folder = write_model_folder(tmp_path / "model")
+    (folder / "1_Pooling" / "config.json").write_text("{not json")
+    assert read_layout(folder) is None
+    assert read_layout(tmp_path / "missing") is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not onnx_available(), reason="onnxruntime/optimum are not installed")
+def test_a_process_with_the_packed_graph_exported_loads_neither_torch_nor_transformers(
+    tmp_path: Path,
+) -> None:
+    """Those imports are seconds of every process that embeds (an ingest, a CLI question)."""
+    probe = (
+        "import sys; from pathlib import Path; from citerag.embed.embedder import Embedder; "
+        f"vector = Embedder(backend='onnx', cache_dir=Path({str(tmp_path)!r})).embed(['a'])[0]; "
+        "heavy = {'torch', 'transformers', 'sentence_transformers', 'optimum.onnxruntime'}; "
+        "print(sorted(heavy & set(sys.modules)), round(float(vector @ vector), 4))"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    first = subprocess.run(  # exports the graph (which needs PyTorch) and saves the tokenizer
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True
+    )
+    second = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True
+    )
+    assert first.stdout.split()[-1] == second.stdout.split()[-1] == "1.0"
+    if not _gpu_possible():  # elsewhere PyTorch is asked which device to use
+        assert second.stdout.startswith("[]"), second.stdout
 
 
 @pytest.mark.slow

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
+import sys
 import threading
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citerag.embed.model_folder import ModelLayout, read_layout
 from citerag.embed.onnx_backend import (
     default_cache_root,
     export_folder,
@@ -18,7 +22,7 @@ from citerag.embed.onnx_backend import (
     onnx_available,
     quantization_config,
 )
-from citerag.embed.packed import PackedEncoder, export_packed
+from citerag.embed.packed import PackedEncoder, export_packed, packed_tokenizer
 from citerag.errors import ModelUnavailable
 from citerag.settings import EMBEDDING_BACKENDS, require_choice
 
@@ -70,8 +74,8 @@ class Embedder:
 
     def load(self) -> None:
         """Load the model now rather than on first use."""
-        _ = self.model
-        self._packed_encoder()
+        if self._packed_encoder() is None:
+            _ = self.model
 
     @property
     def model_id(self) -> str:
@@ -108,8 +112,14 @@ class Embedder:
             return self._backend
         return "onnx" if _device() == "cpu" and onnx_available() else "torch"
 
+    @cached_property
+    def _layout(self) -> ModelLayout | None:
+        return read_layout(self._model_path or default_model_path())
+
     @property
     def dim(self) -> int:
+        if self._packs() and self._layout is not None:
+            return self._layout.dim
         model = self.model
         # sentence-transformers 5.x renamed the method; older releases only have the old name.
         named = getattr(model, "get_embedding_dimension", None)
@@ -153,34 +163,23 @@ class Embedder:
         return self._packed
 
     def _packs(self) -> bool:
-        return self.backend != "torch" and _packable(self.model)
+        """On the ONNX backends, for a model the packed graph reproduces (`read_layout`)."""
+        return self.backend != "torch" and self._layout is not None and self._layout.packable
 
     def _load_packed(self) -> PackedEncoder:
         source = self._model_path or default_model_path()
         quantized = self.backend == "onnx-int8"
         folder = export_folder(source, self._cache_dir)
         model_file = export_packed(source, folder, quantized, quantization_config())
-        model = self.model
-        length = model.max_seq_length or model.tokenizer.model_max_length
-        return PackedEncoder(model_file, model.tokenizer, int(length), self.dim)
-
-
-def _packable(model: SentenceTransformer) -> bool:
-    """Transformer, mean pooling and at most a normalization, on a BERT model: what the packed
-    graph reproduces (other models number their positions or pool otherwise)."""
-    names = [type(module).__name__ for module in model]
-    if names not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
-        return False
-    # sentence-transformers 5 names the mode; older releases only answer a method.
-    mode = getattr(model[1], "pooling_mode", None)
-    if mode is None:
-        method = getattr(model[1], "get_pooling_mode_str", None)
-        mode = method() if callable(method) else ""
-    config = getattr(getattr(model[0], "auto_model", None), "config", None)
-    return mode == "mean" and getattr(config, "model_type", "") == "bert"
+        layout = self._layout
+        assert layout is not None  # only packed where the folder describes the model
+        tokenizer = packed_tokenizer(source, folder, layout.max_seq_length)
+        return PackedEncoder(model_file, tokenizer, layout.max_seq_length, layout.dim)
 
 
 def _device() -> str:
+    if not _gpu_possible():
+        return "cpu"  # known without importing PyTorch, seconds of every process
     import torch
 
     if torch.cuda.is_available():
@@ -188,3 +187,13 @@ def _device() -> str:
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def _gpu_possible() -> bool:
+    """Whether PyTorch could find a GPU here: an NVIDIA or AMD driver, Apple silicon, or a
+    system this cannot tell from its files (Windows)."""
+    if sys.platform == "darwin":
+        return platform.machine() == "arm64"
+    if sys.platform.startswith("linux"):
+        return any(Path(p).exists() for p in ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/kfd"))
+    return True

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 import shutil
 import tempfile
 import threading
@@ -29,11 +30,12 @@ import numpy as np
 from citerag.embed.onnx_backend import move_into_place, quiet_export
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 PACKED_FILE = "onnx/model_packed.onnx"
 PACKED_INT8_FILE = "onnx/model_packed_int8.onnx"
+PACKED_TOKENIZER_FILE = "onnx/packed_tokenizer.json"
 ROWS_PER_RUN = 16  # rows of up to 256 word pieces handed to ONNX Runtime at once
 INPUTS = ("input_ids", "position_ids", "text_ids")
 
@@ -121,17 +123,42 @@ def _quantize(float_file: Path, target: Path, quantization: str) -> None:
     shutil.rmtree(out, ignore_errors=True)
 
 
+def packed_tokenizer(source: Path, folder: Path, max_length: int) -> Tokenizer:
+    """The tokenizer sentence-transformers uses for the model in `source`, as its Rust core,
+    truncating as transformers does (longest first, on the right, special tokens added).
+
+    The core is saved into `folder` once, from transformers' own tokenizer (which may rebuild
+    the file's normalizer from its config), so later processes need not import transformers."""
+    from tokenizers import Tokenizer
+
+    target = folder / PACKED_TOKENIZER_FILE
+    if not target.is_file():
+        from transformers import AutoTokenizer
+
+        core = AutoTokenizer.from_pretrained(str(source)).backend_tokenizer
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
+        scratch.write_text(core.to_str(), encoding="utf-8")
+        os.replace(scratch, target)  # whole or not at all, whoever writes it first or last
+    tokenizer = Tokenizer.from_file(str(target))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length)
+    return tokenizer
+
+
 class PackedEncoder:
     """Normalized mean-pooled vectors of texts, packed into rows, as SentenceTransformer gives
     them (texts stripped, truncated to the model's input length with [CLS] and [SEP])."""
 
-    def __init__(
-        self, model_file: Path, tokenizer: PreTrainedTokenizerBase, max_length: int, dim: int
-    ) -> None:
+    def __init__(self, model_file: Path, tokenizer: Tokenizer, max_length: int, dim: int) -> None:
         import onnxruntime
 
+        options = onnxruntime.SessionOptions()
+        # A shelf's next file is parsed beside the embedder: ONNX Runtime's idle threads, left
+        # spinning, would hold the core that parse needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
-            str(model_file), providers=["CPUExecutionProvider"]
+            str(model_file), options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = tokenizer
         self._max_length = max_length
@@ -140,9 +167,8 @@ class PackedEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
-            tokens = self._tokenizer(
-                [text.strip() for text in texts], truncation=True, max_length=self._max_length
-            )["input_ids"]
+            encodings = self._tokenizer.encode_batch([text.strip() for text in texts])
+        tokens = [encoding.ids for encoding in encodings]
         result = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows = pack(tokens, self._max_length)
         for begin in range(0, len(rows), ROWS_PER_RUN):
