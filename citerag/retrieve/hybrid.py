@@ -2,16 +2,16 @@
 
 Chunks are found by the vector index and by BM25 (the question plus the document words its
 domain terms stand for: the article's `DomainVocabulary`), fused by reciprocal rank with the
-candidates ranked by their best sentence (unless the question uses the domain's words) and with
-the soft evidence of what the question names (entities, years, quoted phrases, topics:
-`citerag.retrieve.evidence`). Pages are found by their
-head vectors, by BM25 over their whole text and by how many fused chunks they hold (and, for a
-question in the domain's words, the domain's key pages by BM25); those rankings are fused too,
-and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
-question uses the domain's words, where the expanded words are precise and embeddings are not.
-A top page with no chunk among the hits contributes its best chunk by keywords.
-`QueryFusionRetriever` fuses flat lists with a fixed k and no weights, so it cannot carry the
-page level; this class does the same fusion with both.
+candidates ranked by their best sentence and with the soft evidence of what the question names
+(entities, years, quoted phrases, topics: `citerag.retrieve.evidence`). Pages are found by
+their head vectors, by BM25 over their whole text and by how many fused chunks they hold (and,
+for a question in the domain's words, the domain's key pages by BM25); those rankings are fused
+too, and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more
+when the question uses the domain's words, where the expanded words are precise and embeddings
+are not, and there the embedding votes once (no best-sentence ranking). A top page with no
+chunk among the hits contributes its best chunk by keywords. `QueryFusionRetriever` fuses flat
+lists with a fixed k and no weights, so it cannot carry the page level; this class does the
+same fusion with both.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class RetrievalSettings:
     # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
     # vector is the mean of its sentences; on a page of short items (steps, table rows,
     # specifications) that mean matches no question, while one of its sentences does. Not
-    # for a question in the domain's words, where the keyword rankings count for more.
+    # where the keyword rankings count for more (filing_keyword_weight).
     sentence_weight: float = _DEFAULTS.sentence_weight
     evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
@@ -174,15 +174,17 @@ class HybridRetriever(BaseRetriever):
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
     def _sentence_weight(self, question: str) -> float:
-        """The best-sentence ranking's weight; none for a question in the domain's words.
+        """The best-sentence ranking's weight; none where the keyword rankings are weighted up
+        (a question in the domain's words).
 
-        There the expanded words are what is precise and the embedding is not (the keyword
-        rankings are weighted up for it); the dense ranking already casts the embedding's vote,
-        and a second one lifted prose that discusses a metric ("Gross margin increased $6.5
-        billion") above the statement its figures come from, whose rows lie far from any
-        question ("Operating income 69,916 52,959").
+        There the expanded words are what is precise and the embedding is not; the dense
+        ranking already casts the embedding's vote, and a second one lifted prose that
+        discusses a metric ("Gross margin increased $6.5 billion") above the statement its
+        figures come from, whose rows lie far from any question ("Operating income 69,916").
         """
-        return 0.0 if self._words.terms(question) else self._settings.sentence_weight
+        if self._keyword_weight(question) > 1.0:
+            return 0.0
+        return self._settings.sentence_weight
 
     def _keyword_weight(self, question: str) -> float:
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
