@@ -80,7 +80,8 @@ class Settings(BaseModel):
     filing_keyword_weight: float = 2.0  # keyword rankings' weight when the domain's words match
     # More rankings in the chunk fusion (0: off), each kept by measurement on every labelled set
     # (benchmarks/results/kinds.md): the candidates by their one sentence closest to the
-    # question, and the soft evidence of what the question names (citerag/retrieve/evidence.py).
+    # question (not where filing_keyword_weight raises the keyword rankings), and the soft
+    # evidence of what the question names (citerag/retrieve/evidence.py).
     sentence_weight: float = 1.0
     evidence_entities: float = 1.0  # the documents carrying an entity the question names
     evidence_years: float = 1.0  # the chunks carrying a year the question names

@@ -11,6 +11,7 @@ import numpy as np
 from llama_index.core.schema import QueryBundle
 from test_evidence import OFF, Keywords, Vectors, doc_state, place
 
+from citerag.domain import DomainVocabulary
 from citerag.nodes import BLOCK_TYPE
 from citerag.retrieve.best_sentence import MAX_SHARED_PAGES, best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState
@@ -62,8 +63,10 @@ def test_a_chunk_of_shared_sentences_only_has_no_score() -> None:
 class SentenceStore:
     def __init__(self, vectors: dict[str, np.ndarray]) -> None:
         self.vectors = vectors
+        self.reads = 0
 
     def get_sentence_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, Any]:
+        self.reads += 1
         return {c: self.vectors[c] for c in ids if c in self.vectors}
 
 
@@ -112,3 +115,49 @@ def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
         settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
     )
     assert retriever._by_best_sentence(QUESTION, list(places)) == ["rows", "other", "prose"]
+
+
+WORDS = DomainVocabulary("finance", expansions=((r"\bmargin\b", "operating income"),))
+
+
+def domain_retriever(store: SentenceStore, keyword_weight: float = 2.0) -> HybridRetriever:
+    places = {f"c{i}": place("doc", i) for i in (1, 2, 3)}
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
+    settings = RetrievalSettings(
+        page_weight=0.0, evidence=OFF, vocabulary=WORDS, filing_keyword_weight=keyword_weight
+    )
+    return HybridRetriever(
+        Vectors(["c1", "c2", "c3"]),  # type: ignore[arg-type]
+        store,  # type: ignore[arg-type]
+        state,
+        embed_model=None,  # type: ignore[arg-type]
+        settings=settings,
+    )
+
+
+def fused(retriever: HybridRetriever, question: str) -> list[str]:
+    query = QueryBundle(question, embedding=list(QUESTION))
+    return [chunk_id for chunk_id, _ in retriever.rank(query).fused]
+
+
+def sentences() -> SentenceStore:
+    return SentenceStore({"c1": np.stack([FAR]), "c2": np.stack([MIDDLE]), "c3": np.stack([CLOSE])})
+
+
+def test_a_question_in_the_domains_words_gets_no_best_sentence_ranking() -> None:
+    """In the domain's words the keyword rankings count for more and the embedding votes once
+    (the dense ranking): a statement's rows lie far from a metric's name, and a second vote
+    lifted the prose that discusses the metric above the statement. Nothing is read for it."""
+    store = sentences()
+    retriever = domain_retriever(store)
+    assert fused(retriever, "What was the operating margin?") == ["c1", "c2", "c3"]
+    assert store.reads == 0
+    assert fused(retriever, "What was the operating result?").index("c3") < 2
+    assert store.reads == 1
+
+
+def test_with_the_domains_words_unweighted_the_best_sentence_still_counts() -> None:
+    store = sentences()
+    retriever = domain_retriever(store, keyword_weight=1.0)
+    assert fused(retriever, "What was the operating margin?").index("c3") < 2
+    assert store.reads == 1

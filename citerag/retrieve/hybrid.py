@@ -3,14 +3,15 @@
 Chunks are found by the vector index and by BM25 (the question plus the document words its
 domain terms stand for: the article's `DomainVocabulary`), fused by reciprocal rank with the
 candidates ranked by their best sentence and with the soft evidence of what the question names
-(entities, years, quoted phrases, topics: `citerag.retrieve.evidence`). Pages are found by their
-head vectors, by BM25 over their whole text and by how many fused chunks they hold (and, for a
-question in the domain's words, the domain's key pages by BM25); those rankings are fused too,
-and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more when the
-question uses the domain's words, where the expanded words are precise and embeddings are not.
-A top page with no chunk among the hits contributes its best chunk by keywords.
-`QueryFusionRetriever` fuses flat lists with a fixed k and no weights, so it cannot carry the
-page level; this class does the same fusion with both.
+(entities, years, quoted phrases, topics: `citerag.retrieve.evidence`). Pages are found by
+their head vectors, by BM25 over their whole text and by how many fused chunks they hold (and,
+for a question in the domain's words, the domain's key pages by BM25); those rankings are fused
+too, and a chunk's score is its own plus its page's (weighted). Keyword rankings weigh more
+when the question uses the domain's words, where the expanded words are precise and embeddings
+are not, and there the embedding votes once (no best-sentence ranking). A top page with no
+chunk among the hits contributes its best chunk by keywords. `QueryFusionRetriever` fuses flat
+lists with a fixed k and no weights, so it cannot carry the page level; this class does the
+same fusion with both.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class RetrievalSettings:
     vocabulary: DomainVocabulary = _DEFAULTS.vocabulary  # the article's domain words
     # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
     # vector is the mean of its sentences; on a page of short items (steps, table rows,
-    # specifications) that mean matches no question, while one of its sentences does.
+    # specifications) that mean matches no question, while one of its sentences does. Not
+    # where the keyword rankings count for more (filing_keyword_weight).
     sentence_weight: float = _DEFAULTS.sentence_weight
     evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
@@ -112,9 +114,10 @@ class HybridRetriever(BaseRetriever):
         kw_weight = self._keyword_weight(query_bundle.query_str)
         rankings: list[Ranking] = [dense, keyword]
         weights = [1.0, kw_weight]
-        if self._settings.sentence_weight > 0:
+        sentence_weight = self._sentence_weight(query_bundle.query_str)
+        if sentence_weight > 0:
             rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
-            weights.append(self._settings.sentence_weight)
+            weights.append(sentence_weight)
         chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         evidence = self._evidence(query_bundle.query_str, [c for c, _ in chunks], allowed)
         if evidence:
@@ -169,6 +172,19 @@ class HybridRetriever(BaseRetriever):
             vectors, lambda c: (places[c]["doc_id"], places[c]["page"]), query_vector
         )
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
+
+    def _sentence_weight(self, question: str) -> float:
+        """The best-sentence ranking's weight; none where the keyword rankings are weighted up
+        (a question in the domain's words).
+
+        There the expanded words are what is precise and the embedding is not; the dense
+        ranking already casts the embedding's vote, and a second one lifted prose that
+        discusses a metric ("Gross margin increased $6.5 billion") above the statement its
+        figures come from, whose rows lie far from any question ("Operating income 69,916").
+        """
+        if self._keyword_weight(question) > 1.0:
+            return 0.0
+        return self._settings.sentence_weight
 
     def _keyword_weight(self, question: str) -> float:
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
