@@ -91,6 +91,14 @@ def test_packing_fills_rows_without_splitting_or_losing_a_text() -> None:
     assert len(rows) == -(-sum(sizes) // 256)  # as few rows as the word pieces need
 
 
+def test_a_text_longer_than_a_row_gets_a_row_of_its_own_first() -> None:
+    sizes = [40, 200, 90, 129, 128, 30, 256]
+    rows = pack([_word_pieces(n) for n in sizes], 128)
+    assert rows[:3] == [[6], [1], [3]]  # longest first: runs of rows of alike widths
+    assert sorted(i for row in rows for i in row) == list(range(len(sizes)))
+    assert all(sum(sizes[i] for i in row) <= 128 for row in rows[3:])
+
+
 def write_model_folder(
     folder: Path,
     modules: tuple[str, ...] = ("Transformer", "Pooling", "Normalize"),
