@@ -69,9 +69,11 @@ class PyMuPDFParser:
 
 
 def _read_page(page: pymupdf.Page) -> RawPage:
-    tables = find_tables(page)
+    # One text extraction serves the table finder's words and the lines (the same flags).
+    textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT)
+    tables = find_tables(page, textpage)
     blocks: list[list[Line]] = []
-    content = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)
+    content = page.get_text("dict", textpage=textpage)
     for block in content["blocks"]:
         lines = [line for raw in block.get("lines", []) if (line := _line(raw)) is not None]
         lines = [line for line in lines if not _inside_any_table(line.rect, tables)]

@@ -41,13 +41,13 @@ class FoundTable:
     markdown: str
 
 
-def find_tables(page: pymupdf.Page) -> list[FoundTable]:
+def find_tables(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> list[FoundTable]:
     """The page's tables as cleaned Markdown, in top-to-bottom order.
 
     Ruled tables come from PyMuPDF's line detection; unruled ones (aligned columns of numbers,
     as in the Microsoft 10-K) from runs of word rows that end in a numeric cell.
     """
-    words = page.get_text("words")
+    words = page.get_text("words", textpage=textpage)  # extracted with TEXTFLAGS_WORDS if None
     ruled = _ruled_tables(page, words)
     free_words = [w for w in words if not any(_centre_in(w, t.rect) for t in ruled)]
     tables = ruled + _text_tables(free_words)
