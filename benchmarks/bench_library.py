@@ -45,6 +45,7 @@ from benchmarks.library_data import (  # noqa: E402
     project_engine,
     shared_pdfs,
 )
+from benchmarks.library_notes import LEVER_NOTES  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import percentile  # noqa: E402
@@ -54,64 +55,6 @@ COLLECTION = "library"
 KS = (1, 5, 10)
 TOP_K = 10
 OUT = RESULTS / "library.md"
-# Levers tried while making ingest faster, measured once with throwaway scripts on the same
-# library (not re-run by this benchmark): what each cost or gained, and why it was left out.
-LEVER_NOTES = [
-    "Levers measured once during development (not re-run by this script):",
-    "- Kept: ONNX Runtime for the embedder (float32: PyTorch's vectors to 1e-6), every distinct "
-    "sentence text encoded once (7% of the sentences' word pieces recur: table rules, repeated "
-    "rows), and the next file parsed in a background process while the current one is embedded "
-    "(the 'parse' stage above is the time the main process still waited for it).",
-    "- Kept: sequence packing (`citerag/embed/packed.py`): short texts are laid side by side in "
-    "rows of up to 256 word pieces of an exported ONNX graph that keeps them apart "
-    "(block-diagonal attention, positions restarting per text), so each text gets exactly the "
-    "vectors it gets alone (1.8e-7 to SentenceTransformer's; `retrieval.md` and this file's "
-    "hits re-run: unchanged) while the model runs on full rows. 1,500 of the library's "
-    "sentences: 15.0 s one at a time, 7.7 s packed (best of three interleaved runs, loaded "
-    "machine); page heads, already near full rows, gain little.",
-    "- Kept: parsing reads each page's drawings once and gives PyMuPDF's table finder only the "
-    "character fields its line detection reads (`citerag/parse/table_chars.py`): the parsed "
-    "documents of all 19 PDFs are the same byte for byte, and parsing them took 87 s instead "
-    "of 127 s (one interleaved run, loaded machine). Table finding is still most of parsing.",
-    "- Kept: a page of more than 10,000 vector paths is a picture (a map, a chart drawn point by "
-    "point) and is not searched for ruled tables; the busiest table page in the shared PDFs has "
-    "under 900 paths. One MMLongBench-Doc dev report has two such pages (16,856 and 187,107 "
-    "paths); on both the finder had wrapped the whole page in one false table. Parsing the 19 "
-    "PDFs in one process: 26.9 s before, 19.5 s after (load average 1.5); the page hits are "
-    "unchanged.",
-    "- Not the default: `onnx-int8` (the packed graph with int8 weights, one scale per weight "
-    "column: cosine 0.99 to float32; one scale per tensor, as sentence-transformers' own int8 "
-    "export does, gave 0.95 on packed rows). Its own run (`library_onnx-int8.md`): 10-K hit@1/5/10 "
-    "0.56 / 0.94 / 1.00 against float32's 0.60 / 0.94 / 1.00 (both before the table-head "
-    "change), MMLongBench-Doc dev 0.50 / 0.81 / "
-    "0.81 against 0.53 / 0.79 / 0.81; per document "
-    "(`retrieval_sentence_vectors_separate_onnx-int8.md`, both rows int8) the 10-K questions "
-    "gain at recall@1 (0.60 against 0.56) and the statement questions lose one at @1 (0.708 "
-    "against 0.750: pages 47 and 48 swap). More than the 0.01 a default may lose, so it is a "
-    "setting.",
-    "- Not the default: `sentence_vectors=pooled` (late chunking: each page encoded once, the "
-    "head in one window of up to 254 word pieces, the rest in windows of 126 cut at sentence "
-    "starts, each sentence the mean of its own tokens; its ingest row above). Asked of the whole "
-    "library (a separate run of the same code): 10-K hit@1/5/10 0.58 / 0.90 / 0.96 against the "
-    "default's 0.56 / 0.92 / 0.96, MMLongBench-Doc dev 0.50 / 0.79 / 0.81 against 0.48 / 0.74 / "
-    "0.79. With `onnx-int8` as well: 0.60 / 0.92 / 0.96 and 0.48 / 0.78 / 0.81. Per document "
-    "(`retrieval_sentence_vectors_pooled*.md`) pooling, float32 or int8, costs the 10-K "
-    "questions recall@10 (0.98 against 1.00) and recall@1 (0.04-0.06). The 10-K hit@5 falls "
-    "by one question library-wide, more than the 0.01 allowed, so it is a setting, not the "
-    "default. Windows of 254 throughout did no better (10-K 0.56 / 0.90 / 0.96, "
-    "MMLongBench-Doc 0.50 / 0.78 / 0.81).",
-    "- Rejected: page-head vectors as the mean of the page's first sentences' vectors instead "
-    "of a second encoding of the head (would save about a third of the embedding): page-head "
-    "ranking alone fell from hit@5 0.72 to 0.58 on the 10-K questions and from 0.64 to 0.47 on "
-    "the MMLongBench-Doc dev questions. (The pooled path's head is a real encoding of the head.)",
-    "- Rejected: PyMuPDF's table finder run on bands of strokes instead of the whole page: "
-    "79.6 s to 72.0 s of table finding over the 404 pages with strokes, but 41 of those pages' "
-    "tables changed.",
-    "- No gain (before packing): encoding sentences in batches of 32, 256 or 1024 instead of 64 "
-    "(within the noise of a shared machine, 1024 slower); sentence-transformers already sorts "
-    "each call's texts by length, so padding is small. Short inputs were slow per word piece "
-    "for another reason: small matrices, which packing removes.",
-]
 Place = tuple[str, int]  # (document name, 1-based page)
 Retrieve = Callable[[str], list[Place]]
 
