@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +202,7 @@ REPEATS = 3  # each question is timed this often per system and its fastest run 
 Call = Callable[[str], object]
 
 
-def _timed(calls: dict[str, Call], questions: Sequence[str]) -> dict[str, list[float]]:
+def _timed(calls: Mapping[str, Call], questions: Sequence[str]) -> dict[str, list[float]]:
     """Milliseconds per question and system: the fastest of REPEATS warm runs. The systems
     take turns on each question, so a burst of other work on a shared machine falls on all of
     them alike (the load average is reported beside the figures)."""

@@ -42,6 +42,7 @@ from benchmarks.bench_library import (  # noqa: E402
     KS,
     TOP_K,
     hits,
+    lever_settings,
     project_ingest,
     stock_ingest,
     stock_llama_retrievers,
@@ -406,7 +407,7 @@ def prepared_storage(storage: Path, reuse: bool) -> None:
     shutil.rmtree(storage, ignore_errors=True)
     storage.mkdir(parents=True)
     stock_ingest(storage / "stock", shared_pdfs())
-    project_ingest(storage / "project", os.environ.get("EMBEDDING_BACKEND", "auto"))
+    project_ingest(storage / "project", lever_settings(os.environ.get("EMBEDDING_BACKEND", "auto")))
 
 
 def main() -> int:

@@ -39,7 +39,8 @@ from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
-CHUNK_FORMAT = 4  # 3: chunks know their section-tree node; 4: parse.cache.PARSE_FORMAT 2
+# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3
+CHUNK_FORMAT = 5
 Progress = Callable[[str], None]
 STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
 

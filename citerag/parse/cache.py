@@ -10,7 +10,9 @@ from citerag.store.atomic_dirs import write_json_atomically
 from citerag.types import ParsedDocument
 
 # Bump when a parser's output changes for the same file, so cached parses are made again.
-PARSE_FORMAT = 2  # 2: pages of more vector paths than any table are not searched for tables
+# 2: pages of more vector paths than any table are not searched for tables; 3: a running
+# header or footer is kept on the first page that prints it
+PARSE_FORMAT = 3
 
 
 def cache_path(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Path:

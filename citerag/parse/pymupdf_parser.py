@@ -64,7 +64,8 @@ class PyMuPDFParser:
         body_style = _body_style(raw_pages)
         running = _running_lines(raw_pages)
         levels = _heading_levels(raw_pages, body_style)
-        pages = [_build_page(raw, body_style, running, levels) for raw in raw_pages]
+        shown: set[str] = set()  # running lines already kept, on the first page printing them
+        pages = [_build_page(raw, body_style, running, levels, shown) for raw in raw_pages]
         return ParsedDocument(doc_id=doc_id, name=path.name, parser=self.name, pages=pages)
 
 
@@ -155,16 +156,32 @@ def _build_page(
     body: tuple[float, bool],
     running: set[str],
     levels: dict[tuple[float, bool], int],
+    shown: set[str],
 ) -> Page:
     blocks: list[Block] = []
     for lines in raw.blocks:
-        kept = [line for line in lines if _margin_key(line, raw.rect) not in running]
+        kept = [line for line in lines if _keeps(line, raw.rect, running, shown)]
         blocks.extend(_classify_lines(kept, body, levels))
     blocks = _attach_tables(blocks, raw.tables)
     page_box = BBox(raw.rect.x0, raw.rect.y0, raw.rect.x1, raw.rect.y1)
     for block in blocks:
         block.bbox = _clip(block.bbox, page_box)
     return Page(number=raw.number, width=raw.rect.width, height=raw.rect.height, blocks=blocks)
+
+
+def _keeps(line: Line, page_rect: pymupdf.Rect, running: set[str], shown: set[str]) -> bool:
+    """Body lines, and a running header or footer on the first page that prints it.
+
+    A running line is often the document's own label (a court case number, a report's title
+    and date) that its body never repeats: kept once, it can be found; kept on every page, it
+    would crowd each page's text. Bare page numbers are dropped everywhere."""
+    key = _margin_key(line, page_rect)
+    if key is None or key not in running:
+        return True
+    if key == "#" or key in shown:
+        return False
+    shown.add(key)
+    return True
 
 
 def _classify_lines(
