@@ -16,8 +16,8 @@ products, which gain most on full rows: other vectors, cosine about 0.99 to floa
 from __future__ import annotations
 
 import bisect
+import json
 import logging
-import os
 import shutil
 import tempfile
 import threading
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from citerag.embed.onnx_backend import move_into_place, quiet_export
+from citerag.store.atomic_dirs import write_json_atomically
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -140,10 +141,7 @@ def packed_tokenizer(source: Path, folder: Path, max_length: int) -> Tokenizer:
         from transformers import AutoTokenizer
 
         core = AutoTokenizer.from_pretrained(str(source)).backend_tokenizer
-        target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
-        scratch.write_text(core.to_str(), encoding="utf-8")
-        os.replace(scratch, target)  # whole or not at all, whoever writes it first or last
+        write_json_atomically(target, json.loads(core.to_str()))  # whole, whoever writes last
     tokenizer = Tokenizer.from_file(str(target))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length)

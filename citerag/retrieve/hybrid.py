@@ -114,7 +114,7 @@ class HybridRetriever(BaseRetriever):
         kw_weight = self._keyword_weight(query_bundle.query_str)
         rankings: list[Ranking] = [dense, keyword]
         weights = [1.0, kw_weight]
-        sentence_weight = self._sentence_weight(query_bundle.query_str)
+        sentence_weight = self._sentence_weight(kw_weight)
         if sentence_weight > 0:
             rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
             weights.append(sentence_weight)
@@ -159,30 +159,30 @@ class HybridRetriever(BaseRetriever):
         places = self._state.places
         stored = self._docstore.get_sentence_vectors(self._state.name, pool)
         vectors = {c: stored[c] for c in pool if c in stored}  # candidate order breaks ties
+
         # A table's rows say little alone ("Other, net 1,055"); its page head (statement title,
         # period, column header) is what names it, so it counts as one of the table's sentences.
+        def page_of(chunk_id: str) -> PageKey:
+            return PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"])
+
         for chunk_id in vectors:
             if places[chunk_id].get(BLOCK_TYPE) == "table":
-                head = self._state.head_vector(
-                    PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"])
-                )
+                head = self._state.head_vector(page_of(chunk_id))
                 if head is not None:
                     vectors[chunk_id] = np.vstack([vectors[chunk_id], head])
-        best = best_sentence_scores(
-            vectors, lambda c: (places[c]["doc_id"], places[c]["page"]), query_vector
-        )
+        best = best_sentence_scores(vectors, page_of, query_vector)
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 
-    def _sentence_weight(self, question: str) -> float:
+    def _sentence_weight(self, keyword_weight: float) -> float:
         """The best-sentence ranking's weight; none where the keyword rankings are weighted up
-        (a question in the domain's words).
+        (a question in the domain's words: `keyword_weight` above 1).
 
         There the expanded words are what is precise and the embedding is not; the dense
         ranking already casts the embedding's vote, and a second one lifted prose that
         discusses a metric ("Gross margin increased $6.5 billion") above the statement its
         figures come from, whose rows lie far from any question ("Operating income 69,916").
         """
-        if self._keyword_weight(question) > 1.0:
+        if keyword_weight > 1.0:
             return 0.0
         return self._settings.sentence_weight
 
