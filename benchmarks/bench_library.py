@@ -47,6 +47,7 @@ from benchmarks.library_data import (  # noqa: E402
 )
 from benchmarks.library_notes import LEVER_NOTES  # noqa: E402
 from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
+from citerag.embed.embedder import Embedder  # noqa: E402
 from citerag.eval.machine import describe_machine  # noqa: E402
 from citerag.eval.metrics import percentile  # noqa: E402
 from citerag.settings import Settings  # noqa: E402
@@ -80,6 +81,8 @@ def lever_settings(lever: str) -> dict[str, str]:
 
 def lever_label(env: dict[str, str]) -> str:
     backend = env.get("EMBEDDING_BACKEND", "auto")
+    if backend == "auto":
+        backend = f"auto ({Embedder(backend=backend).backend})"  # what it picks here
     return (
         f"embedding_backend={backend}, sentence_vectors={env.get('SENTENCE_VECTORS', 'separate')}"
     )

@@ -7,9 +7,13 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from citerag.embed.graph_runners import native_bf16
+
 LIBRARIES = (
     "torch",
     "sentence-transformers",
+    "onnxruntime",
+    "openvino",
     "pymilvus",
     "milvus-lite",
     "bm25s",
@@ -36,7 +40,8 @@ def describe_machine() -> str:
             continue
     return (
         f"Machine: {os.cpu_count()} cores ({cpu_model()}), {platform.system()} "
-        f"{platform.machine()}, Python {platform.python_version()}, no GPU used; "
+        f"{platform.machine()}, Python {platform.python_version()}, no GPU used, "
+        f"{'native' if native_bf16() else 'no native'} bfloat16; "
         + ", ".join(versions)
         + "."
     )
