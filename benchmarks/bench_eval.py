@@ -268,7 +268,9 @@ def _latency(engine: Engine, suite: Any) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
         f"Each question timed {REPEATS} times per system, the systems taking turns, fastest "
-        "kept; p50/p95 over the questions. "
+        "kept; p50/p95 over the questions. The stock systems here embed the question with the "
+        "project's embedder, so their figures are the search alone (stock LlamaIndex as "
+        "installed embeds it with PyTorch: `library.md` times both). "
         f"Load average when measured (1, 5, 15 min): {load} on {os.cpu_count()} cores.",
         "",
         "| what | n | p50 ms | p95 ms | max ms |",
