@@ -161,7 +161,7 @@ def compound_recall(engine: Engine, questions: Sequence[dict[str, Any]]) -> dict
                 "sub_questions": len(compound.metadata.sub_questions),
                 "sources": len(compound.sources),
                 "times": (time_a, time_b, time_c),
-                "plan": [p["question"][:60] for p in compound.metadata.sub_questions],
+                "plan": [str(p["question"])[:60] for p in compound.metadata.sub_questions],
             }
         )
     return {"rows": rows}

@@ -53,7 +53,7 @@ def page_texts() -> list[str]:
 
 
 def document(doc_id: str, pages: list[str]) -> list[TextNode]:
-    nodes = []
+    nodes: list[TextNode] = []
     for number, text in enumerate(pages, start=1):
         for part in range(CHUNKS_PER_PAGE):
             start = part * CHUNK_CHARS

@@ -41,7 +41,5 @@ def describe_machine() -> str:
     return (
         f"Machine: {os.cpu_count()} cores ({cpu_model()}), {platform.system()} "
         f"{platform.machine()}, Python {platform.python_version()}, no GPU used, "
-        f"{'native' if native_bf16() else 'no native'} bfloat16; "
-        + ", ".join(versions)
-        + "."
+        f"{'native' if native_bf16() else 'no native'} bfloat16; " + ", ".join(versions) + "."
     )
