@@ -110,3 +110,22 @@ def test_threads_sharing_one_openvino_embedder_get_each_texts_own_vectors(
         together = list(pool.map(lambda text: embedder.embed([text])[0], TEXTS * 4))
     for i, vector in enumerate(together):
         assert np.abs(vector - alone[i % len(TEXTS)]).max() < 1e-6
+
+
+@pytest.mark.slow
+@needs_openvino
+def test_an_openvino_that_cannot_compile_leaves_onnx_runtime_to_run_the_same_graph(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    torch_vectors: np.ndarray,
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("CPU plugin unavailable")
+
+    monkeypatch.setattr(embedder_module, "OpenVinoRunner", broken)
+    embedder = Embedder(backend="openvino-bf16", cache_dir=tmp_path)
+    got = embedder.embed(TEXTS)
+    assert embedder._packed is not None  # still the packed graph, on ONNX Runtime
+    assert "running it on ONNX Runtime instead" in caplog.text
+    assert np.abs(got - torch_vectors).max() < 1e-5

@@ -193,7 +193,16 @@ class Embedder:
 
     def _runner(self, model_file: Path) -> GraphRunner:
         if self.backend.startswith("openvino"):
-            runner = OpenVinoRunner(model_file, bf16=self.backend == "openvino-bf16")
+            try:
+                runner = OpenVinoRunner(model_file, bf16=self.backend == "openvino-bf16")
+            except Exception as error:  # noqa: BLE001 (a runtime that cannot load or compile)
+                # ONNX Runtime runs the same graph in float32: the model's own vectors.
+                log.warning(
+                    "OpenVINO could not compile the embedding graph (%s); running it on ONNX "
+                    "Runtime instead, which is slower",
+                    error,
+                )
+                return OnnxRuntimeRunner(model_file)
             log.info("embedding with OpenVINO in %s", runner.precision)
             return runner
         return OnnxRuntimeRunner(model_file)
