@@ -103,8 +103,8 @@ class Settings(BaseModel):
     embedding_provider: EmbeddingProvider = "local"
     embedding_base_url: str = ""  # hosted: the endpoint (default: the provider's own)
     embedding_api_key: str = ""  # hosted: the key (default: the provider's variable)
-    # "auto": on a CPU OpenVINO in bfloat16 where the CPU has it (vectors within 1e-4 of
-    # PyTorch's, 4x faster here) else ONNX Runtime (PyTorch's vectors); PyTorch on CUDA/MPS.
+    # "auto": on a CPU OpenVINO, in bfloat16 where the CPU has it (vectors within 1e-4 of
+    # PyTorch's, twice ONNX Runtime's speed here), else ONNX Runtime; PyTorch on CUDA/MPS.
     # "onnx-int8" is quantized: other vectors, documents are ingested again.
     # Measured: benchmarks/results/library.md.
     embedding_backend: EmbeddingBackend = "auto"

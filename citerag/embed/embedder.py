@@ -155,7 +155,7 @@ class Embedder:
 
     def _packed_encoder(self) -> PackedEncoder | None:
         """The packed ONNX graph (`embed.packed`) where it gives the model's own vectors: on the
-        ONNX backends, for a BERT model pooled by the mean of its tokens."""
+        ONNX Runtime and OpenVINO backends, for a BERT model pooled by the mean of its tokens."""
         if self._packed is None and not self._unpacked and self._packs():
             if self.backend.startswith("openvino") and not openvino_available():
                 raise ModelUnavailable(
@@ -178,7 +178,8 @@ class Embedder:
         return self._packed
 
     def _packs(self) -> bool:
-        """On the ONNX backends, for a model the packed graph reproduces (`read_layout`)."""
+        """On the ONNX Runtime and OpenVINO backends, for a model the packed graph reproduces
+        (`read_layout`)."""
         return self.backend != "torch" and self._layout is not None and self._layout.packable
 
     def _load_packed(self) -> PackedEncoder:
