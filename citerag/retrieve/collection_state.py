@@ -16,7 +16,7 @@ head vector), plus the keyword index's own (bm25s files: its segments are held i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -92,6 +92,7 @@ class CollectionState:
             for row, key in enumerate(doc.pages)
         }
         self._values: dict[str, dict[str, set[str]]] = {}  # list field -> value -> chunk ids
+        self._counts: dict[str, dict[str, int]] = {}  # list field -> value as written -> chunks
         self._known: dict[str, tuple[str, ...]] = {}
 
     @property
@@ -106,13 +107,12 @@ class CollectionState:
     def known_values(self, key: str) -> tuple[str, ...]:
         """The `distinct()` of a list field's stored values as written, once per snapshot."""
         if key not in self._known:
-            values = {
-                v
-                for doc in self.docs.values()
-                for p in doc.places.values()
-                for v in p.get(key) or []
-            }
-            self._known[key] = tuple(sorted(values))
+            if key not in self._counts:
+                counts: dict[str, int] = defaultdict(int)
+                for _, value in _carried(self.docs.values(), key):
+                    counts[value] += 1
+                self._counts[key] = dict(counts)
+            self._known[key] = tuple(sorted(self._counts[key]))
         return self._known[key]
 
     def matching(self, filters: MetadataFilters, pool: Collection[str] | None = None) -> set[str]:
@@ -129,10 +129,8 @@ class CollectionState:
         """A list field's case-folded values -> the ids of the chunks that carry each."""
         if key not in self._values:
             index: dict[str, set[str]] = defaultdict(set)
-            for doc in self.docs.values():
-                for chunk_id, place in doc.places.items():
-                    for value in place.get(key) or []:
-                        index[str(value).casefold()].add(chunk_id)
+            for chunk_id, value in _carried(self.docs.values(), key):
+                index[value.casefold()].add(chunk_id)
             self._values[key] = dict(index)
         return self._values[key]
 
@@ -173,7 +171,15 @@ class CollectionState:
         for doc in loaded:
             docs[doc.doc_id] = doc
             index.update(doc.places)
-        return CollectionState(self.name, docs, self.keywords, index)
+        state = CollectionState(self.name, docs, self.keywords, index)
+        # The per-field indexes built so far follow by the same delta, not by a pass over every
+        # chunk: at 100k chunks that pass took over a second on the first question after a change.
+        gone = [self.docs[d] for d in dropped if d in self.docs]
+        for key, values in self._values.items():
+            state._values[key] = _moved_values(values, key, gone, loaded)
+        for key, counts in self._counts.items():
+            state._counts[key] = _moved_counts(counts, key, gone, loaded)
+        return state
 
 
 def refresh_state(
@@ -194,6 +200,52 @@ def refresh_state(
     sync_keywords(docstore, keywords, collection, load, None if cold else drop)
     loaded = [load_doc_state(docstore, collection, d, wanted[d], vocabulary) for d in load]
     return current.with_changes(loaded, drop)
+
+
+def _carried(docs: Iterable[DocState], key: str) -> Iterator[tuple[str, str]]:
+    """(chunk id, value as written) for every value of list field `key` in `docs`' chunks."""
+    for doc in docs:
+        for chunk_id, place in doc.places.items():
+            for value in place.get(key) or []:
+                yield chunk_id, str(value)
+
+
+def _moved_values(
+    values: dict[str, set[str]], key: str, gone: list[DocState], came: list[DocState]
+) -> dict[str, set[str]]:
+    """`values` (case-folded value -> chunk ids) without `gone`'s chunks and with `came`'s. The
+    sets it changes are copied first: the older snapshot may still be answering a question."""
+    moved = dict(values)
+    copied: set[str] = set()
+
+    def own(value: str) -> set[str]:
+        if value not in copied:
+            moved[value] = set(moved.get(value, ()))
+            copied.add(value)
+        return moved[value]
+
+    for chunk_id, value in _carried(gone, key):
+        own(value.casefold()).discard(chunk_id)
+    for chunk_id, value in _carried(came, key):
+        own(value.casefold()).add(chunk_id)
+    for value in copied:
+        if not moved[value]:
+            del moved[value]
+    return moved
+
+
+def _moved_counts(
+    counts: dict[str, int], key: str, gone: list[DocState], came: list[DocState]
+) -> dict[str, int]:
+    """`counts` (value as written -> chunks carrying it) without `gone` and with `came`."""
+    moved = dict(counts)
+    for _, value in _carried(gone, key):
+        moved[value] -= 1
+        if not moved[value]:
+            del moved[value]
+    for _, value in _carried(came, key):
+        moved[value] = moved.get(value, 0) + 1
+    return moved
 
 
 def _page_set(docs: list[DocState]) -> PageSet:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -292,8 +293,8 @@ class HybridRetriever(BaseRetriever):
         scores = page_set.vectors @ query_vector
         order = np.argsort(-scores, kind="stable")
         ranked = (page_set.keys[i].id for i in order)
-        picked = [p for p in ranked if allowed is None or p in allowed]
-        return picked[: self._settings.top_k_each]
+        picked = (p for p in ranked if allowed is None or p in allowed)
+        return list(islice(picked, self._settings.top_k_each))  # not every page's id
 
     def _with_page_evidence(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from llama_index.core.schema import TextNode
 
@@ -30,8 +31,9 @@ class PageKey:
     doc_id: str
     page: int
 
-    @property
+    @cached_property
     def id(self) -> str:
+        """Computed once per key: a collection state keys its lookups by it, page by page."""
         return page_vector_key(self.doc_id, self.page)
 
 
