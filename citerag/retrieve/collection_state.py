@@ -175,9 +175,10 @@ class CollectionState:
         # The per-field indexes built so far follow by the same delta, not by a pass over every
         # chunk: at 100k chunks that pass took over a second on the first question after a change.
         gone = [self.docs[d] for d in dropped if d in self.docs]
-        for key, values in self._values.items():
+        # list(): another thread's question may be building one of this snapshot's indexes.
+        for key, values in list(self._values.items()):
             state._values[key] = _moved_values(values, key, gone, loaded)
-        for key, counts in self._counts.items():
+        for key, counts in list(self._counts.items()):
             state._counts[key] = _moved_counts(counts, key, gone, loaded)
         return state
 
