@@ -113,9 +113,10 @@ class Embedder:
 
         return SentenceTransformer(str(path), device=_device())
 
-    @property
+    @cached_property
     def backend(self) -> str:
-        """The backend that runs: "auto" resolved for this machine."""
+        """The backend that runs: "auto" resolved for this machine, once (it asks which
+        packages are installed and, where a GPU may be, PyTorch)."""
         if self._backend != "auto":
             return self._backend
         if _device() != "cpu" or not onnx_available():
