@@ -196,3 +196,60 @@ def camel_case_fields(item: DataclassInstance, **values: object) -> dict[str, ob
 def _camel_case(name: str) -> str:
     first, *rest = name.split("_")
     return first + "".join(word.capitalize() for word in rest)
+
+
+CARD_FIELDS = (
+    "title",
+    "organisation",
+    "ticker",
+    "authors",
+    "kind",
+    "fiscal_year",
+    "quarter",
+    "period_end",
+    "date",
+    "source",
+)
+
+
+@dataclass(frozen=True)
+class DocumentCard:
+    """What a document is: whose, which kind, which period. Made at ingest (citerag.enrich.cards)
+    and stored beside its chunks, so that a question can be routed to the documents it names."""
+
+    title: str = ""
+    organisation: str = ""  # the issuer or publisher, as printed
+    ticker: str = ""
+    authors: tuple[str, ...] = ()
+    kind: str = ""  # "annual report", "quarterly report", "paper", "manual", ... ("": unknown)
+    fiscal_year: int | None = None  # the fiscal year the document covers, as its issuer names it
+    quarter: int | None = None  # 1-4 for a quarter's report
+    period_end: str = ""  # ISO date the covered period ends
+    date: str = ""  # ISO date of the document (a current report's event date)
+    source: str = "rules"  # "rules" or "llm": what read it
+
+    def to_dict(self) -> JSONObject:
+        return {name: _card_json(getattr(self, name)) for name in CARD_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSONValue]) -> DocumentCard:
+        year, quarter = data.get("fiscal_year"), data.get("quarter")
+        authors = data.get("authors") or ()
+        return cls(
+            title=str(data.get("title") or ""),
+            organisation=str(data.get("organisation") or ""),
+            ticker=str(data.get("ticker") or ""),
+            authors=tuple(str(a) for a in authors) if isinstance(authors, Sequence) else (),
+            kind=str(data.get("kind") or ""),
+            fiscal_year=json_int(year) if year is not None else None,
+            quarter=json_int(quarter) if quarter is not None else None,
+            period_end=str(data.get("period_end") or ""),
+            date=str(data.get("date") or ""),
+            source=str(data.get("source") or "rules"),
+        )
+
+
+def _card_json(value: object) -> JSONValue:
+    if isinstance(value, tuple):
+        return list(value)
+    return value  # type: ignore[return-value]  # str, int or None

@@ -25,6 +25,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.cards import card_of
 from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
 from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
@@ -35,7 +36,7 @@ from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
 from citerag.tree.ingest_step import build_tree_logged, summarizer_for
-from citerag.types import DocumentRecord, ParsedDocument
+from citerag.types import DocumentCard, DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
@@ -185,6 +186,7 @@ class Ingestor(DocumentWriter):
         if self._figures is not None:  # a vision model is configured
             chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         self._enricher.enrich(chunks)
+        card = card_of(path, parsed)
         step("tree")
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
@@ -194,7 +196,7 @@ class Ingestor(DocumentWriter):
         vectors = chunk_vectors(self._embedder, chunks, sentences)
         sentences.update(heads)
         step("store")
-        self._store(collection, parsed, chunks, vectors, sentences, tree)
+        self._store(collection, parsed, chunks, vectors, sentences, tree, card)
         replaced = self._remove_older_versions(collection, path.name, doc_id)
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
@@ -232,6 +234,7 @@ class Ingestor(DocumentWriter):
         chunk_vectors: np.ndarray,
         sentence_vectors: dict[str, np.ndarray],
         tree: dict[str, Any] | None = None,
+        card: DocumentCard | None = None,
     ) -> None:
         record = DocumentRecord(
             doc_id=parsed.doc_id,
@@ -248,6 +251,8 @@ class Ingestor(DocumentWriter):
             self._docstore.put_sentence_vectors(collection, sentence_vectors)
             if tree is not None:
                 self._docstore.put_tree(collection, parsed.doc_id, tree)
+            if card is not None:
+                self._docstore.put_card(collection, parsed.doc_id, card.to_dict())
             self._vectors.ensure_collection(collection, chunk_vectors.shape[1])
             self._vectors.insert(collection, vector_rows(chunks, chunk_vectors))
             self._keywords.add_document(collection, parsed.doc_id, keyword_entries(chunks))

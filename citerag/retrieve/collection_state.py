@@ -25,12 +25,15 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
 from citerag.enrich.fields import ENTITIES
+from citerag.nodes import DOC_NAME
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, Place, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.page_evidence import PageKey, page_texts
+from citerag.retrieve.routing import DocumentRouter
 from citerag.store.base import DocStore
 from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
+from citerag.types import DocumentCard
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "PageSet", "page_texts", "refresh_state"]
 
@@ -134,6 +137,18 @@ class CollectionState:
             self._values[key] = dict(index)
         return self._values[key]
 
+    @cached_property
+    def router(self) -> DocumentRouter:
+        """Routes questions to documents by their cards (built once per snapshot)."""
+        names = {
+            d: str(next(iter(doc.places.values()), {}).get(DOC_NAME, d))
+            for d, doc in self.docs.items()
+        }
+        return DocumentRouter({d: doc.card for d, doc in self.docs.items()}, names)
+
+    def chunks_of_documents(self, doc_ids: Iterable[str]) -> set[str]:
+        return {c for d in doc_ids if d in self.docs for c in self.docs[d].places}
+
     @property
     def versions(self) -> dict[str, float]:
         return {doc_id: doc.version for doc_id, doc in self.docs.items()}
@@ -199,8 +214,15 @@ def refresh_state(
     if not load and not drop and not cold:
         return current
     sync_keywords(docstore, keywords, collection, load, None if cold else drop)
-    loaded = [load_doc_state(docstore, collection, d, wanted[d], vocabulary) for d in load]
+    cards = _stored_cards(docstore, collection) if load else {}
+    loaded = [
+        load_doc_state(docstore, collection, d, wanted[d], vocabulary, cards.get(d)) for d in load
+    ]
     return current.with_changes(loaded, drop)
+
+
+def _stored_cards(docstore: DocStore, collection: str) -> dict[str, DocumentCard]:
+    return {d: DocumentCard.from_dict(c) for d, c in docstore.get_cards(collection).items()}
 
 
 def _carried(docs: Iterable[DocState], key: str) -> Iterator[tuple[str, str]]:

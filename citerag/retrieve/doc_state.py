@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
+from citerag.enrich.cards import PAGES_READ, read_card
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
 from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
+from citerag.types import DocumentCard
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
@@ -41,6 +43,7 @@ class DocState:
     chunk_ids: dict[PageKey, list[str]]
     statement_ids: frozenset[str]
     vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
+    card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
 
 
 def load_doc_state(
@@ -49,8 +52,10 @@ def load_doc_state(
     doc_id: str,
     version: float,
     vocabulary: DomainVocabulary = GENERIC,
+    card: DocumentCard | None = None,
 ) -> DocState:
-    """The document's state; its key pages are those `vocabulary` knows by their title."""
+    """The document's state; its key pages are those `vocabulary` knows by their title. A
+    document stored before cards were made gets its card read from its first pages now."""
     chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, *LIST_FIELDS))
     places = {c.chunk_id: _place(c) for c in chunks}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
@@ -66,7 +71,21 @@ def load_doc_state(
     pages = tuple(chunk_ids)
     statements = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
     vectors = _head_vectors(docstore, collection, pages)
-    return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors)
+    if card is None:
+        card = _card_from_chunks(docstore, collection, places, chunk_ids)
+    return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors, card)
+
+
+def _card_from_chunks(
+    docstore: DocStore,
+    collection: str,
+    places: dict[str, Place],
+    chunk_ids: dict[PageKey, list[str]],
+) -> DocumentCard:
+    first_pages = sorted(chunk_ids, key=lambda key: key.page)[:PAGES_READ]
+    texts = [merged_text(docstore.get_chunks(collection, chunk_ids[key])) for key in first_pages]
+    name = str(next(iter(places.values()), {}).get(DOC_NAME, ""))
+    return read_card(name, texts)
 
 
 def _place(chunk: ChunkMetadata) -> Place:

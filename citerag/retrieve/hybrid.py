@@ -16,6 +16,7 @@ same fusion with both.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,15 +27,20 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.core.vector_stores.types import MetadataFilters
+from llama_index.core.vector_stores.types import (
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
 
 from citerag.domain import DomainVocabulary
-from citerag.nodes import BLOCK_TYPE
+from citerag.nodes import BLOCK_TYPE, DOC_ID, ROUTED_BY
 from citerag.retrieve.best_sentence import best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
+from citerag.retrieve.routing import NOT_ROUTED, Routing
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
@@ -69,6 +75,18 @@ class HybridRanking:
     pages: list[tuple[str, float]]
     fused: list[tuple[str, float]]
     evidence: dict[str, list[str]] = field(default_factory=dict)  # signal -> its ranking
+    routing: Routing = NOT_ROUTED  # the documents searched first, and why
+
+
+def _after(
+    first: list[tuple[str, float]], rest: list[tuple[str, float]], wanted: int
+) -> list[tuple[str, float]]:
+    """`rest`'s chunks not in `first`, scored below `first`'s last, up to `wanted` in all."""
+    have = {chunk_id for chunk_id, _ in first}
+    floor = min((score for _, score in first), default=1.0)
+    extra = [(c, s) for c, s in rest if c not in have][: max(0, wanted - len(first))]
+    top = max((s for _, s in extra), default=1.0) or 1.0
+    return [(c, floor * 0.5 * s / top) for c, s in extra]
 
 
 class HybridRetriever(BaseRetriever):
@@ -89,6 +107,9 @@ class HybridRetriever(BaseRetriever):
         self._embed_model = embed_model
         self._settings = settings or RetrievalSettings()
         self._filters = filters
+        self._scope: tuple[
+            str, ...
+        ] = ()  # documents a routed copy searches (citerag.retrieve.routing)
         super().__init__(callback_manager=callback_manager)
 
     @property
@@ -100,14 +121,38 @@ class HybridRetriever(BaseRetriever):
         return self._state.is_empty
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        fused = self.rank(query_bundle).fused
+        ranking = self.rank(query_bundle)
+        fused = ranking.fused
         nodes = self._docstore.get_chunks(self._state.name, [chunk_id for chunk_id, _ in fused])
         scores = dict(fused)
+        if ranking.routing.routed:
+            for node in nodes:  # the answer's metadata says which documents were preferred
+                node.metadata[ROUTED_BY] = ranking.routing.reason
         return [NodeWithScore(node=node, score=scores[node.node_id]) for node in nodes]
 
     def rank(self, query_bundle: QueryBundle) -> HybridRanking:
+        """The fused ranking; within the documents the question names first (their cards say
+        which: `citerag.retrieve.routing`), the rest of the collection after them when those
+        hold fewer chunks than the ranking's length."""
         if self._state.is_empty:
             return HybridRanking([], [], [], [])
+        routing = NOT_ROUTED if self._scope else self._state.router.route(query_bundle.query_str)
+        if not routing.routed:
+            return self._rank(query_bundle)
+        routed = self._within(routing.scope)._rank(query_bundle)
+        routed.routing = routing
+        wanted = self._settings.fusion_top_n
+        if len(routed.fused) < wanted:
+            routed.fused += _after(routed.fused, self._rank(query_bundle).fused, wanted)
+        return routed
+
+    def _within(self, doc_ids: tuple[str, ...]) -> HybridRetriever:
+        """This retriever (its filters, its subclass's) searching only `doc_ids`."""
+        scoped = copy.copy(self)
+        scoped._scope = doc_ids
+        return scoped
+
+    def _rank(self, query_bundle: QueryBundle) -> HybridRanking:
         query_vector = self._query_vector(query_bundle)
         allowed = self._allowed_chunks()
         dense = self._dense(query_vector, allowed)
@@ -198,9 +243,10 @@ class HybridRetriever(BaseRetriever):
         return np.asarray(embedding, dtype=np.float32)
 
     def _allowed_chunks(self) -> set[str] | None:
+        scoped = self._state.chunks_of_documents(self._scope) if self._scope else None
         if self._filters is None or not self._filters.filters:
-            return None
-        return self._state.matching(self._filters)
+            return scoped
+        return self._state.matching(self._filters, scoped)
 
     def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
         """Vector hits among the chunks `_vector_scope` keeps of `allowed`."""
@@ -208,13 +254,24 @@ class HybridRetriever(BaseRetriever):
         query = VectorQuery(
             query_vector.reshape(1, -1),
             self._settings.top_k_each,
-            filters=vector_filters(self._filters),
+            filters=self._pushed_filters(),
             node_ids=pushed_ids,
         )
         hits = self._vectors.search(self._state.name, query)[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
         places = self._state.places
         return [cid for cid, _ in hits if cid in places and (among is None or cid in among)]
+
+    def _pushed_filters(self) -> MetadataFilters | None:
+        """What the vector index filters itself: page bounds and documents, the routed ones
+        among them."""
+        pushed = vector_filters(self._filters)
+        if not self._scope:
+            return pushed
+        doc_ids = [d for d in self._scope if d in self._state.docs]
+        items = [f for f in (pushed.filters if pushed else []) if f.key != DOC_ID]  # type: ignore[union-attr]
+        items.append(MetadataFilter(key=DOC_ID, value=doc_ids, operator=FilterOperator.IN))
+        return MetadataFilters(filters=items)
 
     def _vector_scope(
         self, allowed: set[str] | None

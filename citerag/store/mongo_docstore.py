@@ -42,6 +42,7 @@ class MongoDocStore:
         self._chunks = db["chunks"]
         self._vectors = db["sentence_vectors"]
         self._trees = db["trees"]
+        self._cards = db["cards"]
         self._create_indexes()
 
     def _create_indexes(self) -> None:
@@ -56,7 +57,10 @@ class MongoDocStore:
         self._vectors.create_index(
             [("collection", ASCENDING), ("chunk_id", ASCENDING)], unique=True
         )
-        self._trees.create_index([("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True)
+        for keyed_by_doc in (self._trees, self._cards):
+            keyed_by_doc.create_index(
+                [("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True
+            )
 
     def put_document(self, record: DocumentRecord) -> None:
         fields = {name: getattr(record, name) for name in DOCUMENT_FIELDS}
@@ -191,6 +195,7 @@ class MongoDocStore:
         self._vectors.delete_many({"collection": collection, "chunk_id": {"$regex": f"^{prefix}"}})
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
         self._trees.delete_many({"collection": collection, "doc_id": doc_id})
+        self._cards.delete_many({"collection": collection, "doc_id": doc_id})
 
     def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         key = {"collection": collection, "doc_id": doc_id}
@@ -199,6 +204,14 @@ class MongoDocStore:
     def get_tree(self, collection: str, doc_id: str) -> JSONObject | None:
         found = self._trees.find_one({"collection": collection, "doc_id": doc_id})
         return dict(found["tree"]) if found else None
+
+    def put_card(self, collection: str, doc_id: str, card: JSONObject) -> None:
+        key = {"collection": collection, "doc_id": doc_id}
+        self._cards.replace_one(key, {**key, "card": card}, upsert=True)
+
+    def get_cards(self, collection: str) -> dict[str, JSONObject]:
+        found = self._cards.find({"collection": collection})
+        return {str(row["doc_id"]): dict(row["card"]) for row in found}
 
     def collections(self) -> list[str]:
         return sorted(self._documents.distinct("collection", {"status": "ready"}))

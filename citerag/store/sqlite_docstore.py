@@ -54,6 +54,12 @@ CREATE TABLE IF NOT EXISTS sentence_vectors (
     vectors BLOB NOT NULL,
     PRIMARY KEY (collection, chunk_id)
 );
+CREATE TABLE IF NOT EXISTS cards (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (collection, doc_id)
+);
 CREATE TABLE IF NOT EXISTS trees (
     collection TEXT NOT NULL,
     doc_id TEXT NOT NULL,
@@ -273,9 +279,11 @@ class SQLiteDocStore:
             conn.execute(
                 "DELETE FROM documents WHERE collection = ? AND doc_id = ?", (collection, doc_id)
             )
-            conn.execute(
-                "DELETE FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
-            )
+            for table in ("trees", "cards"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?",  # noqa: S608
+                    (collection, doc_id),
+                )
 
     def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         with self._transaction() as conn:
@@ -289,6 +297,17 @@ class SQLiteDocStore:
             "SELECT data FROM trees WHERE collection = ? AND doc_id = ?", (collection, doc_id)
         )
         return json.loads(rows[0][0]) if rows else None
+
+    def put_card(self, collection: str, doc_id: str, card: JSONObject) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO cards (collection, doc_id, data) VALUES (?, ?, ?)",
+                (collection, doc_id, json.dumps(card)),
+            )
+
+    def get_cards(self, collection: str) -> dict[str, JSONObject]:
+        rows = self._read("SELECT doc_id, data FROM cards WHERE collection = ?", (collection,))
+        return {doc_id: json.loads(data) for doc_id, data in rows}
 
     def collections(self) -> list[str]:
         rows = self._read(

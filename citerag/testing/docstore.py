@@ -253,3 +253,15 @@ class DocStoreContract:
         docstore.delete_document("main", "d1")
         assert docstore.get_tree("main", "d1") is None
         assert docstore.get_tree("other", "d1") == {"nodes": []}
+
+    def test_a_card_round_trips_and_goes_with_its_document(self, docstore: DocStore) -> None:
+        ingest(docstore, "d1", 1)
+        card: JSONObject = {"organisation": "Adobe Inc.", "fiscal_year": 2019, "authors": []}
+        docstore.put_card("main", "d1", card)
+        docstore.put_card("other", "d1", {"kind": "paper"})
+        assert docstore.get_cards("main") == {"d1": card}
+        docstore.put_card("main", "d1", {**card, "fiscal_year": 2020})  # written again: replaced
+        assert docstore.get_cards("main")["d1"]["fiscal_year"] == 2020
+        docstore.delete_document("main", "d1")
+        assert docstore.get_cards("main") == {}
+        assert docstore.get_cards("other") == {"d1": {"kind": "paper"}}

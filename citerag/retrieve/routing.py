@@ -1,0 +1,194 @@
+"""A question steered to the documents it names, by their cards.
+
+A question that names an organisation ("Adobe", "AMCOR's", "JP Morgan", a ticker such as
+"BBY") is retrieved within that organisation's documents first; among them the period it names
+picks the filing ("FY2019" the annual report for fiscal 2019, "Q2 FY2023" the quarterly report,
+"between FY2022 and FY2023" both annual reports, the later first, since it also prints the
+earlier year). Nothing named, nothing routed: the whole collection is searched. A question
+naming two organisations gets each one's filing. Routing narrows where retrieval looks first;
+when the routed documents hold too few chunks, the rest of the collection fills the list
+(`citerag.retrieve.hybrid`). A hard filter is only ever the user's (`--where`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from citerag.text.periods import NamedPeriod, named_period
+from citerag.types import DocumentCard
+
+_WORD = re.compile(r"[A-Za-z0-9&]+")
+_LEGAL = frozenset(
+    [
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "plc",
+        "ltd",
+        "limited",
+        "llc",
+        "lp",
+        "sa",
+        "nv",
+        "ag",
+        "se",
+        "the",
+        "holdings",
+        "group",
+    ]
+)
+# A first word that names too many companies to stand for one ("American Water Works").
+_GENERIC_FIRST_WORDS = frozenset(
+    [
+        "american",
+        "general",
+        "united",
+        "first",
+        "national",
+        "international",
+        "global",
+        "new",
+        "north",
+        "south",
+        "east",
+        "west",
+        "best",
+        "great",
+        "royal",
+        "bank",
+        "standard",
+        "central",
+        "pacific",
+        "atlantic",
+        "southern",
+        "northern",
+    ]
+)
+MAX_NGRAM = 5
+
+
+@dataclass(frozen=True)
+class Routing:
+    scope: tuple[str, ...] = ()  # document ids searched first, in order of preference
+    reason: str = ""  # why, for the answer's metadata ("" when nothing was routed)
+
+    @property
+    def routed(self) -> bool:
+        return bool(self.scope)
+
+
+NOT_ROUTED = Routing()
+
+
+class DocumentRouter:
+    """Routes questions over one collection's cards (document id -> card)."""
+
+    def __init__(self, cards: Mapping[str, DocumentCard], names: Mapping[str, str]) -> None:
+        self._cards = dict(cards)
+        self._names = dict(names)
+        self._aliases: dict[str, set[str]] = defaultdict(set)  # squashed alias -> company keys
+        self._tickers: dict[str, str] = {}  # ticker -> company key
+        self._docs_of: dict[str, list[str]] = defaultdict(list)  # company key -> doc ids
+        self._shown: dict[str, str] = {}  # company key -> a name as printed
+        for doc_id, card in sorted(self._cards.items()):
+            key = company_key(card.organisation)
+            if not key:
+                continue
+            self._docs_of[key].append(doc_id)
+            self._shown.setdefault(key, card.organisation)
+            for alias in company_aliases(card.organisation):
+                self._aliases[alias].add(key)
+            if len(card.ticker) >= 2:
+                self._tickers[card.ticker] = key
+
+    def route(self, question: str) -> Routing:
+        if len(self._cards) < 2:
+            return NOT_ROUTED  # one document: nothing to route between
+        companies = self.companies_named(question)
+        if not companies:
+            return NOT_ROUTED
+        period = named_period(question)
+        scope: list[str] = []
+        reasons: list[str] = []
+        for key in companies:
+            picked, why = self._pick(self._docs_of[key], period)
+            scope += [d for d in picked if d not in scope]
+            names = ", ".join(self._names.get(d, d) for d in picked)
+            reasons.append(f"{self._shown[key]} named{why}: {names}")
+        return Routing(tuple(scope), "; ".join(reasons))
+
+    def companies_named(self, question: str) -> list[str]:
+        """Company keys the question names, in the order it names them."""
+        words = _WORD.findall(question)  # "AMCOR's" gives "AMCOR" and "s"
+        found: dict[str, int] = {}
+        for start in range(len(words)):
+            for size in range(1, MAX_NGRAM + 1):
+                gram = "".join(w.lower() for w in words[start : start + size])
+                for key in self._aliases.get(gram, ()):
+                    found.setdefault(key, start)
+            ticker = self._tickers.get(words[start])
+            if ticker is not None:
+                found.setdefault(ticker, start)
+        return sorted(found, key=lambda key: found[key])
+
+    def _pick(self, docs: Sequence[str], period: NamedPeriod) -> tuple[list[str], str]:
+        """The company's documents for the period named, best first, and why."""
+        cards = {d: self._cards[d] for d in docs}
+        why = ""
+        chosen = list(docs)
+        if period.years:
+            exact = [d for d in docs if cards[d].fiscal_year in period.years]
+            later = [d for d in docs if (cards[d].fiscal_year or 0) - 1 in period.years]
+            if exact or later:
+                chosen = exact or later
+                why = f" for {', '.join(map(str, period.years))}"
+        kind = _wanted_kind(period)
+        same_kind = [d for d in chosen if cards[d].kind == kind]
+        if same_kind:
+            chosen = same_kind
+        if period.quarter is not None:
+            in_quarter = [d for d in chosen if cards[d].quarter == period.quarter]
+            chosen = in_quarter or chosen
+        newest_first = sorted(chosen, key=lambda d: (-(cards[d].fiscal_year or 0), d))
+        return newest_first, why
+
+
+def company_key(organisation: str) -> str:
+    """The organisation's name without legal words, squashed: "BEST BUY CO., INC." -> "bestbuy"."""
+    return "".join(_core_words(organisation))
+
+
+def company_aliases(organisation: str) -> set[str]:
+    """What a question may call the organisation, squashed: its core name ("adobesystems"), and
+    its first word where that names it alone ("adobe", not "american")."""
+    core = _core_words(organisation)
+    if not core:
+        return set()
+    aliases = {"".join(core)}
+    first = core[0]
+    if len(core) > 1 and len(first) >= 3 and first not in _GENERIC_FIRST_WORDS:
+        aliases.add(first)
+    return aliases
+
+
+def _core_words(organisation: str) -> list[str]:
+    words = [w.lower() for w in _WORD.findall(organisation.replace("&", " "))]
+    while words and words[-1] in _LEGAL:
+        words.pop()
+    while words and words[0] == "the":
+        words.pop(0)
+    return words
+
+
+def _wanted_kind(period: NamedPeriod) -> str:
+    if period.kind:
+        return period.kind
+    if period.quarter is not None:
+        return "quarterly report"
+    return "annual report"
