@@ -107,8 +107,50 @@ FINANCIAL_STATEMENT_TITLE = (
     r"|balance\s+sheets?)"
 )
 
+# Which statement a title names, checked in this order (a "statements of comprehensive income"
+# is not the income statement; "changes in stockholders' equity" is not the balance sheet).
+FINANCIAL_STATEMENT_KINDS: tuple[tuple[str, str], ...] = (
+    ("comprehensive income", r"comprehensive\s+(?:income|loss)"),
+    ("equity", r"(?:changes\s+in\s+)?" + _HOLDERS + r"|\bequity\s+statements?"),
+    ("cash flows", r"cash\s+flows?"),
+    ("balance sheet", r"balance\s+sheets?|financial\s+(?:position|condition)"),
+    ("income", r"\b(?:operations|income|earnings|profit\s+or\s+loss)\b"),
+)
+
+# Analyst concepts and the statements that hold them (the MD&A's results go with "income": its
+# margins are computed from the income statement's lines).
+FINANCIAL_CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        r"working capital|quick ratio|current ratio|acid[- ]test|\bliquidity\b|inventor(?:y|ies)"
+        r"|total assets|total liabilities|accounts (?:receivable|payable)|\bgoodwill\b"
+        r"|balance sheets?|financial position|book value",
+        ("balance sheet",),
+    ),
+    (
+        r"debt[- ]to[- ]|leverage|\bdebt\b|return on (?:average )?(?:equity|assets)|\broe\b|\broa\b"
+        r"|asset turnover",
+        ("balance sheet", "income"),
+    ),
+    (
+        r"cap(?:ital )?ex|capital expenditures?|free cash flow|dividends? paid|payout"
+        r"|cash (?:flows?|from operati)|operating cash|cash conversion|share repurchases?"
+        r"|buybacks?|depreciation|\bd\s*&\s*a\b|ebitda",
+        ("cash flows",),
+    ),
+    (
+        r"margins?|\bebit(?:da)?\b|revenue|net sales|net income|net earnings|operating income"
+        r"|gross profit|cost of (?:goods|sales|revenue)|\beps\b|earnings per share"
+        r"|income statements?|p\s*&\s*l|effective tax rate|interest expense|cogs",
+        ("income",),
+    ),
+)
+
 FINANCIAL_VOCABULARY = DomainVocabulary(
-    "financial", FINANCIAL_EXPANSIONS, key_page_titles=(FINANCIAL_STATEMENT_TITLE,)
+    "financial",
+    FINANCIAL_EXPANSIONS,
+    key_page_titles=(FINANCIAL_STATEMENT_TITLE,),
+    key_page_kinds=FINANCIAL_STATEMENT_KINDS,
+    concepts=FINANCIAL_CONCEPTS,
 )
 
 

@@ -29,6 +29,11 @@ class DomainVocabulary:
     expansions: tuple[tuple[str, str], ...] = ()
     # patterns for a key page's title line; a line may add a parenthesis ("(In millions)")
     key_page_titles: tuple[str, ...] = ()
+    # (kind, title pattern): which key page a title names ("balance sheet", "cash flows")
+    key_page_kinds: tuple[tuple[str, str], ...] = ()
+    # (pattern on the question, the kinds of key page that hold what it names): an analyst's
+    # "quick ratio" is read off the balance sheet, "free cash flow" off the cash flow statement
+    concepts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def terms(self, question: str) -> list[str]:
         """The document words that the question's domain terms stand for, in a stable order."""
@@ -40,6 +45,22 @@ class DomainVocabulary:
         """The question with the document words its domain terms stand for appended."""
         terms = self.terms(question)
         return question if not terms else f"{question}\n{' '.join(terms)}"
+
+    def wanted_kinds(self, question: str) -> tuple[str, ...]:
+        """The kinds of key page holding what the question names, in a stable order."""
+        wanted: dict[str, None] = {}
+        for pattern, kinds in _concepts(self.concepts):
+            if pattern.search(question):
+                wanted.update(dict.fromkeys(kinds))
+        return tuple(wanted)
+
+    def key_page_kind(self, page_text: str) -> str:
+        """The kind of key page the page's title names ("" when none does)."""
+        lines = [line for line in page_text.splitlines() if line.strip()][:LINES_SEARCHED]
+        for kind, pattern in _kinds(self.key_page_kinds):
+            if any(pattern.search(line) for line in lines):
+                return kind
+        return ""
 
     def is_key_page(self, page_text: str) -> bool:
         """True when one of the page's first non-empty lines is a key page's title."""
@@ -70,3 +91,15 @@ def _title_line(titles: tuple[str, ...]) -> re.Pattern[str] | None:
     if not titles:
         return None
     return re.compile(r"\s*(?:" + "|".join(titles) + r")\s*(?:\(.*)?", re.IGNORECASE)
+
+
+@lru_cache(maxsize=32)
+def _concepts(
+    pairs: tuple[tuple[str, tuple[str, ...]], ...],
+) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), kinds) for pattern, kinds in pairs)
+
+
+@lru_cache(maxsize=32)
+def _kinds(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in pairs)

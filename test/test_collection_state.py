@@ -61,6 +61,7 @@ def add(store: SQLiteDocStore, doc_id: str, words: str, created_at: float = 1.0)
             for i in range(2)
         ],
     )
+    store.put_card("c", doc_id, {"title": words})  # as ingest stores one
     store.mark_ready("c", doc_id)
 
 
@@ -127,3 +128,13 @@ def test_a_document_ingested_again_is_loaded_again(store: SQLiteDocStore, tmp_pa
     newer = refresh_state(state, store, keywords, "c")
     assert hits(newer, "advertising") == ["d1-0", "d1-1"]
     assert hits(newer, "piracy") == []
+
+
+def test_a_document_stored_without_a_card_gets_one_from_its_first_page(
+    store: SQLiteDocStore, tmp_path: Path
+) -> None:
+    add(store, "d2", "ANNUAL REPORT PURSUANT TO SECTION 13. FORM 10-K")
+    store._conn.execute("DELETE FROM cards WHERE doc_id = 'd2'")  # stored before cards existed
+    state = refresh_state(None, store, BM25FilesIndex(tmp_path / "here"), "c")
+    assert state.docs["d2"].card.kind == "annual report"
+    assert state.docs["d1"].card.title == "Piracy risk factors"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -65,6 +65,7 @@ class PageSet:
     chunk_ids: dict[PageKey, list[str]]
     vectors: np.ndarray | None  # one normalized head vector per key, or None when absent
     statement_ids: frozenset[str] = frozenset()  # the domain's key pages (a filing's statements)
+    statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> kind
 
     def position(self) -> dict[str, int]:
         return {key.id: i for i, key in enumerate(self.keys)}
@@ -275,8 +276,9 @@ def _page_set(docs: list[DocState]) -> PageSet:
     keys = [key for doc in docs for key in doc.pages]
     chunk_ids = {key: ids for doc in docs for key, ids in doc.chunk_ids.items()}
     statements = frozenset(s for doc in docs for s in doc.statement_ids)
+    kinds = {page: kind for doc in docs for page, kind in doc.statement_kinds.items()}
     parts = [doc.vectors for doc in docs]
     vectors = None
     if parts and all(p is not None for p in parts):
         vectors = np.concatenate([p for p in parts if p is not None])
-    return PageSet(keys, chunk_ids, vectors, statements)
+    return PageSet(keys, chunk_ids, vectors, statements, kinds)

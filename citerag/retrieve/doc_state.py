@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ class DocState:
     statement_ids: frozenset[str]
     vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
     card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
+    statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> its kind
 
 
 def load_doc_state(
@@ -69,11 +71,14 @@ def load_doc_state(
         if chunk.metadata.get(BLOCK_TYPE) == "table":
             with_tables.add(key)
     pages = tuple(chunk_ids)
-    statements = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
+    kinds = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
     vectors = _head_vectors(docstore, collection, pages)
     if card is None:
         card = _card_from_chunks(docstore, collection, places, chunk_ids)
-    return DocState(doc_id, version, places, pages, dict(chunk_ids), statements, vectors, card)
+    statements = frozenset(kinds)
+    return DocState(
+        doc_id, version, places, pages, dict(chunk_ids), statements, vectors, card, kinds
+    )
 
 
 def _card_from_chunks(
@@ -108,23 +113,26 @@ def _statement_pages(
     first: dict[PageKey, ChunkMetadata],
     chunk_ids: dict[PageKey, list[str]],
     vocabulary: DomainVocabulary,
-) -> frozenset[str]:
+) -> dict[str, str]:
+    """The document's key pages, each with the kind its title names ("" when none)."""
     keys = [key for key in chunk_ids if key in with_tables and vocabulary.key_page_titles]
     if not keys:
-        return frozenset()
+        return {}
     heads = docstore.get_chunks(collection, [first[key].chunk_id for key in keys])
     head_text = {node.node_id: node.text for node in heads}
-    found, short = set(), []
+    found: dict[str, str] = {}
+    short = []
     for key in keys:
         text = head_text.get(first[key].chunk_id, "")
         if sum(1 for line in text.splitlines() if line.strip()) < LINES_SEARCHED:
             short.append(key)
         elif vocabulary.is_key_page(text):
-            found.add(key.id)
+            found[key.id] = vocabulary.key_page_kind(text)
     for key in short:  # the title search reads past the first chunk
-        if vocabulary.is_key_page(merged_text(docstore.get_chunks(collection, chunk_ids[key]))):
-            found.add(key.id)
-    return frozenset(found)
+        text = merged_text(docstore.get_chunks(collection, chunk_ids[key]))
+        if vocabulary.is_key_page(text):
+            found[key.id] = vocabulary.key_page_kind(text)
+    return found
 
 
 def _head_vectors(

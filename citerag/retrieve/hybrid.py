@@ -319,9 +319,11 @@ class HybridRetriever(BaseRetriever):
 
     def _statement_pages(self, question: str, allowed: set[str] | None) -> list[str]:
         """The domain's key pages (a filing's statements) by keywords, when the question uses
-        the domain's words."""
+        the domain's words; the kinds of statement holding what it names first (its profile's
+        concepts: a quick ratio is on the balance sheet)."""
         page_set = self._state.pages
-        if not page_set.statement_ids or not self._words.terms(question):
+        wanted = self._words.wanted_kinds(question)
+        if not page_set.statement_ids or not (wanted or self._words.terms(question)):
             return []
         candidates = set(page_set.statement_ids)
         if allowed is not None:
@@ -329,8 +331,10 @@ class HybridRetriever(BaseRetriever):
         if not candidates:
             return []
         query = self._words.keyword_query(question)
-        hits = self._state.keyword_hits("page", query, len(candidates), candidates)
-        return [page_id for page_id, _ in hits]
+        hits = [p for p, _ in self._state.keyword_hits("page", query, len(candidates), candidates)]
+        kinds = page_set.statement_kinds
+        first = [p for p in hits if kinds.get(p) in wanted]
+        return first + [p for p in hits if kinds.get(p) not in wanted]
 
     def _pages_of(self, chunk_ids: Iterable[str]) -> set[str]:
         places = self._state.places

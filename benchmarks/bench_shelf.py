@@ -1,0 +1,230 @@
+"""A shelf of filings in one collection: does the engine answer from the right filing and page?
+
+`../shared/eval/financebench_dev`: 52 filings of 10 companies (10-Ks, 10-Qs, 8-Ks, earnings
+releases, several years of each) ingested into ONE collection with one `main.py ingest` call,
+then its 47 analyst questions asked with `--top-k 10`, beside stock LlamaIndex dense, BM25 and
+RRF over the same files (`stock_library.py`, the same splitter and model). Per system: the
+right document first (the first source is the question's filing), page hit@1/5/10 (an evidence
+page of the right filing among the first k distinct places) overall and per question kind, and
+the answer p50. Also the cards' accuracy (company, kind, fiscal period against
+`documents.json`, which the engine never reads) and each card as read.
+
+    python benchmarks/bench_shelf.py [--storage DIR] [--reuse]
+
+`--reuse` keeps a shelf already ingested under DIR (ingest seconds then come from its log).
+Writes benchmarks/results/shelf.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from benchmarks.bench_library import (  # noqa: E402
+    stock_ingest,
+    stock_llama_retrievers,
+    stock_places,
+    timed_run,
+)
+from benchmarks.library_data import EVAL  # noqa: E402
+from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
+from citerag.eval.machine import describe_machine  # noqa: E402
+from citerag.eval.metrics import percentile  # noqa: E402
+
+SHELF = EVAL / "financebench_dev"
+PDFS = SHELF / "pdfs"
+COLLECTION = "shelf"
+KS = (1, 5, 10)
+TOP_K = 10
+OUT = RESULTS / "shelf.md"
+KINDS = {"10k": "annual report", "10q": "quarterly report", "8k": "current report"}
+KINDS["earnings"] = "earnings release"
+Place = tuple[str, int]
+Retrieve = Callable[[str], list[Place]]
+
+
+def questions() -> list[dict[str, Any]]:
+    loaded: list[dict[str, Any]] = json.loads((SHELF / "questions.json").read_text("utf-8"))
+    return loaded
+
+
+def project_ingest(storage: Path) -> dict[str, Any]:
+    env = dict(os.environ, RAG_STORAGE_DIR=str(storage))
+    command = [sys.executable, str(PROJECT / "main.py"), "ingest", str(PDFS)]
+    seconds, stdout = timed_run([*command, "--collection", COLLECTION], env)
+    total = stdout.strip().splitlines()[-1]
+    print(f"project ingest: {seconds:.1f} s; {total}", flush=True)
+    return {"seconds": seconds, "total": total}
+
+
+def project_engine(storage: Path) -> Any:
+    import config
+    from citerag.engine import Engine
+    from citerag.settings import settings_from_config
+
+    environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
+    return Engine(settings_from_config(config, environ=environ))
+
+
+def card_accuracy(engine: Any) -> dict[str, Any]:
+    """Each stored card against documents.json's company, kind and period."""
+    truth = {d["doc_name"] + ".pdf": d for d in json.loads((SHELF / "documents.json").read_text())}
+    state = engine.searchable_state(COLLECTION)
+    rows, right = [], defaultdict(int)
+    for doc in state.docs.values():
+        name = str(next(iter(doc.places.values()))["doc_name"])
+        card, want = doc.card, truth[name]
+        checks = {
+            "company": _squash(want["company"]) in _squash(card.organisation),
+            "kind": card.kind == KINDS[want["doc_type"].lower()],
+            "period": card.fiscal_year == want["doc_period"],
+        }
+        for field, ok in checks.items():
+            right[field] += ok
+        rows.append((name, card, checks))
+    return {"rows": sorted(rows, key=lambda r: r[0]), "right": dict(right), "n": len(rows)}
+
+
+def _squash(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def project_places(engine: Any) -> tuple[Retrieve, dict[str, float]]:
+    """The project's answer sources as places, and each question's milliseconds."""
+    spent: dict[str, float] = {}
+
+    def places(question: str) -> list[Place]:
+        started = time.perf_counter()
+        result = engine.query(question, COLLECTION, top_k=TOP_K)
+        spent[question] = (time.perf_counter() - started) * 1000
+        ranked = sorted(result.sources, key=lambda s: s.citation_number)
+        return [(s.document_name, s.page_number) for s in ranked]
+
+    return places, spent
+
+
+def scored(retrieve: Retrieve) -> list[dict[str, Any]]:
+    rows = []
+    for q in questions():
+        places = list(dict.fromkeys(retrieve(q["question"])))
+        good = [doc == q["document"] and page in q["evidence_pages"] for doc, page in places]
+        rows.append(
+            {
+                "kind": q["question_type"],
+                "right_first": bool(places) and places[0][0] == q["document"],
+                **{f"hit@{k}": any(good[:k]) for k in KS},
+            }
+        )
+    return rows
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    keys = ["right_first", *(f"hit@{k}" for k in KS)]
+    return {key: sum(r[key] for r in rows) / len(rows) for key in keys}
+
+
+def render(results: dict[str, Any]) -> str:
+    cards = results["cards"]
+    n = cards["n"]
+    lines = [
+        "# A shelf of filings in one collection",
+        "",
+        f"{results['machine']} `financebench_dev`: {n} filings of 10 companies in ONE collection"
+        f" (one `main.py ingest` call), its {results['questions']} questions asked with"
+        f" `--top-k {TOP_K}` (`main.py query`'s path: `Engine.query`).",
+        "Reproduce: `python benchmarks/bench_shelf.py` (add `--reuse` to keep the ingested shelf).",
+        "",
+        "## Answers",
+        "",
+        "| system | right document first | hit@1 | hit@5 | hit@10 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, row in results["systems"].items():
+        lines.append(
+            f"| {name} | {row['right_first']:.2f} | {row['hit@1']:.2f} | {row['hit@5']:.2f}"
+            f" | {row['hit@10']:.2f} |"
+        )
+    lines += ["", "Per question kind (hit@5; right document first in brackets):", ""]
+    kinds = sorted({k for per in results["by_kind"].values() for k in per})
+    lines += ["| system | " + " | ".join(kinds) + " |", "|---|" + "---:|" * len(kinds)]
+    for name, per in results["by_kind"].items():
+        cells = [f"{per[k]['hit@5']:.2f} ({per[k]['right_first']:.2f})" for k in kinds]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", f"Project answer p50 {results['p50_ms']:.0f} ms, p95 {results['p95_ms']:.0f} ms."]
+    for side, info in results["ingest"].items():
+        lines.append(f"Ingest ({side}): {info}")
+    right = cards["right"]
+    lines += [
+        "",
+        "## Cards, offline rules",
+        "",
+        f"company {right.get('company', 0) / n:.2f}, kind {right.get('kind', 0) / n:.2f}, "
+        f"fiscal period {right.get('period', 0) / n:.2f} ({n} filings, against `documents.json`).",
+        "",
+        "| file | organisation | ticker | kind | fiscal year | quarter | period end | wrong |",
+        "|---|---|---|---|---:|---:|---|---|",
+    ]
+    for name, card, checks in cards["rows"]:
+        wrong = ", ".join(k for k, ok in checks.items() if not ok)
+        lines.append(
+            f"| {name} | {card.organisation} | {card.ticker} | {card.kind} | "
+            f"{card.fiscal_year or ''} | {card.quarter or ''} | {card.period_end} | {wrong} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--storage", type=Path, default=PROJECT / "storage" / "bench_shelf")
+    parser.add_argument("--reuse", action="store_true", help="keep the stored ingests")
+    args = parser.parse_args()
+    if shared_data_missing([PDFS]):
+        return 0
+    pdfs = sorted(PDFS.glob("*.pdf"))
+    persist = args.storage / "stock"
+    ingest: dict[str, Any] = {}
+    if not args.reuse or not (args.storage / "docstore.sqlite").exists():
+        ingest["project"] = project_ingest(args.storage)
+    if not args.reuse or not persist.exists():
+        ingest["stock"] = stock_ingest(persist, pdfs)
+    engine = project_engine(args.storage)
+    project, spent = project_places(engine)
+    systems = {"project (default)": project, **stock_places(stock_llama_retrievers(persist))}
+    per_system = {name: scored(retrieve) for name, retrieve in systems.items()}
+    by_kind: dict[str, dict[str, dict[str, float]]] = {}
+    for name, rows in per_system.items():
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            groups[row["kind"]].append(row)
+        by_kind[name] = {kind: summary(group) for kind, group in groups.items()}
+    latencies = list(spent.values())
+    results = {
+        "machine": describe_machine(),
+        "questions": len(questions()),
+        "systems": {name: summary(rows) for name, rows in per_system.items()},
+        "by_kind": by_kind,
+        "p50_ms": percentile(latencies, 0.5),
+        "p95_ms": percentile(latencies, 0.95),
+        "ingest": ingest,
+        "cards": card_accuracy(engine),
+    }
+    for name, row in results["systems"].items():
+        print(name, {k: round(v, 3) for k, v in row.items()}, flush=True)
+    publish(render(results), OUT)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
