@@ -145,12 +145,27 @@ FINANCIAL_CONCEPTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
 )
 
+# Which kind of filing reports what a question asks, where it is not the annual report.
+FINANCIAL_DOCUMENT_KINDS: tuple[tuple[str, str], ...] = (
+    (
+        r"non[- ]?gaap|\badjusted\b|excluding (?:the )?impact|exclude the impact"
+        r"|constant currency|\borganic\b",
+        "earnings release",
+    ),
+    (
+        r"\b(?:new|incoming|interim|appointed|named)\s+(?:ceo|cfo|chief\s+\w+\s+officer)"
+        r"|\b(?:resign|departure|appointment)\w*\b",
+        "current report",
+    ),
+)
+
 FINANCIAL_VOCABULARY = DomainVocabulary(
     "financial",
     FINANCIAL_EXPANSIONS,
     key_page_titles=(FINANCIAL_STATEMENT_TITLE,),
     key_page_kinds=FINANCIAL_STATEMENT_KINDS,
     concepts=FINANCIAL_CONCEPTS,
+    document_kinds=FINANCIAL_DOCUMENT_KINDS,
 )
 
 

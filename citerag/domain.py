@@ -34,6 +34,9 @@ class DomainVocabulary:
     # (pattern on the question, the kinds of key page that hold what it names): an analyst's
     # "quick ratio" is read off the balance sheet, "free cash flow" off the cash flow statement
     concepts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # (pattern on the question, the kind of document that reports it): adjusted, non-GAAP
+    # figures are an earnings release's; a new chief executive is announced in a current report
+    document_kinds: tuple[tuple[str, str], ...] = ()
 
     def terms(self, question: str) -> list[str]:
         """The document words that the question's domain terms stand for, in a stable order."""
@@ -53,6 +56,13 @@ class DomainVocabulary:
             if pattern.search(question):
                 wanted.update(dict.fromkeys(kinds))
         return tuple(wanted)
+
+    def document_kind(self, question: str) -> str:
+        """The kind of document that reports what the question asks ("" when none is known)."""
+        for pattern, kind in _document_kinds(self.document_kinds):
+            if pattern.search(question):
+                return kind
+        return ""
 
     def key_page_kind(self, page_text: str) -> str:
         """The kind of key page the page's title names ("" when none does)."""
@@ -103,3 +113,8 @@ def _concepts(
 @lru_cache(maxsize=32)
 def _kinds(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in pairs)
+
+
+@lru_cache(maxsize=32)
+def _document_kinds(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in pairs)

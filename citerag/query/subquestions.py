@@ -24,6 +24,7 @@ from citerag.answer.synthesizer import SubAnswer
 from citerag.errors import InputError
 from citerag.plan.limits import checked_question
 from citerag.plan.subjects import with_subjects
+from citerag.retrieve.routing import answering
 from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,8 @@ class CitedSubQuestionQueryEngine(BaseQueryEngine):
         question = checked_question(query_bundle.query_str)
         planned = self.plan(question)
         vectors = self._embed([item.sub_question for item in planned])
-        parts = [self._run(item, vector) for item, vector in zip(planned, vectors, strict=True)]
+        with answering(question):
+            parts = [self._run(item, vector) for item, vector in zip(planned, vectors, strict=True)]
         planner = str(getattr(self._question_gen, "last_method", "offline"))
         response = self._context.answer(question, parts, started, planner)
         metadata = (response.metadata or {}).get("answer")

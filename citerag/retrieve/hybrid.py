@@ -40,7 +40,7 @@ from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
-from citerag.retrieve.routing import NOT_ROUTED, Routing
+from citerag.retrieve.routing import NOT_ROUTED, Routing, question_asked
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
@@ -136,7 +136,7 @@ class HybridRetriever(BaseRetriever):
         hold fewer chunks than the ranking's length."""
         if self._state.is_empty:
             return HybridRanking([], [], [], [])
-        routing = NOT_ROUTED if self._scope else self._state.router.route(query_bundle.query_str)
+        routing = NOT_ROUTED if self._scope else self._routing(query_bundle.query_str)
         if not routing.routed:
             return self._rank(query_bundle)
         routed = self._within(routing.scope)._rank(query_bundle)
@@ -145,6 +145,20 @@ class HybridRetriever(BaseRetriever):
         if len(routed.fused) < wanted:
             routed.fused += _after(routed.fused, self._rank(query_bundle).fused, wanted)
         return routed
+
+    def _routing(self, question: str) -> Routing:
+        """The question's routing, else the whole question's when this is a part of it that
+        names no document of its own ("... in the balance sheet" split from "... for Corning")."""
+        router = self._state.router
+        reports = self._words.document_kind
+        routing = router.route(question, reports)
+        whole = question_asked()
+        if routing.routed or not whole or whole == question:
+            return routing
+        inherited = router.route(whole, reports)
+        if not inherited.routed:
+            return inherited
+        return Routing(inherited.scope, f"{inherited.reason} (named by the whole question)")
 
     def _within(self, doc_ids: tuple[str, ...]) -> HybridRetriever:
         """This retriever (its filters, its subclass's) searching only `doc_ids`."""
@@ -171,11 +185,26 @@ class HybridRetriever(BaseRetriever):
             rankings += list(evidence.values())
             weights += [active[signal] for signal in evidence]
             chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
+        preference = self._document_preference([c for c, _ in chunks])
+        if preference is not None:
+            rankings.append(preference)
+            weights.append(1.0)
+            chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
         pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
         fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
         top = fused[: self._settings.fusion_top_n]
         found = {signal: ranking.ids for signal, ranking in evidence.items()}
         return HybridRanking(dense, keyword, pages, top, found)
+
+    def _document_preference(self, order: Sequence[str]) -> TiedRanking | None:
+        """Where routing chose several documents (two years of one company), the candidates
+        grouped by document in the router's order: the newest filing, which also prints the
+        year before, leads; the order within a document is left to the other rankings."""
+        if len(self._scope) < 2:
+            return None
+        doc_of = {c: str(self._state.places[c]["doc_id"]) for c in order}
+        groups = [tuple(c for c in order if doc_of[c] == d) for d in self._scope]
+        return TiedRanking(tuple(group for group in groups if group))
 
     def _evidence(
         self, question: str, order: Sequence[str], allowed: set[str] | None

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from citerag.text.periods import NamedPeriod, named_period
@@ -84,6 +86,23 @@ class Routing:
 
 
 NOT_ROUTED = Routing()
+# The question being answered, while its sub-questions are retrieved: a part that names no
+# document ("Based on the balance sheet") is routed as the whole question is.
+_ASKED: ContextVar[str] = ContextVar("citerag_question_asked", default="")
+
+
+@contextmanager
+def answering(question: str) -> Iterator[None]:
+    """Within this block, retrieval knows the whole question its sub-questions come from."""
+    token = _ASKED.set(question)
+    try:
+        yield
+    finally:
+        _ASKED.reset(token)
+
+
+def question_asked() -> str:
+    return _ASKED.get()
 
 
 class DocumentRouter:
@@ -96,8 +115,9 @@ class DocumentRouter:
         self._tickers: dict[str, str] = {}  # ticker -> company key
         self._docs_of: dict[str, list[str]] = defaultdict(list)  # company key -> doc ids
         self._shown: dict[str, str] = {}  # company key -> a name as printed
+        same = _same_companies({d: card.organisation for d, card in self._cards.items()})
         for doc_id, card in sorted(self._cards.items()):
-            key = company_key(card.organisation)
+            key = same.get(doc_id, "")
             if not key:
                 continue
             self._docs_of[key].append(doc_id)
@@ -107,17 +127,20 @@ class DocumentRouter:
             if len(card.ticker) >= 2:
                 self._tickers[card.ticker] = key
 
-    def route(self, question: str) -> Routing:
+    def route(self, question: str, reports: Callable[[str], str] | None = None) -> Routing:
+        """The documents the question names, best first; `reports` tells the kind of document
+        that reports what it asks (the domain profile's `document_kind`)."""
         if len(self._cards) < 2:
             return NOT_ROUTED  # one document: nothing to route between
         companies = self.companies_named(question)
         if not companies:
             return NOT_ROUTED
         period = named_period(question)
+        kind = _wanted_kind(period, reports(question) if reports else "")
         scope: list[str] = []
         reasons: list[str] = []
         for key in companies:
-            picked, why = self._pick(self._docs_of[key], period)
+            picked, why = self._pick(self._docs_of[key], period, kind)
             scope += [d for d in picked if d not in scope]
             names = ", ".join(self._names.get(d, d) for d in picked)
             reasons.append(f"{self._shown[key]} named{why}: {names}")
@@ -137,7 +160,7 @@ class DocumentRouter:
                 found.setdefault(ticker, start)
         return sorted(found, key=lambda key: found[key])
 
-    def _pick(self, docs: Sequence[str], period: NamedPeriod) -> tuple[list[str], str]:
+    def _pick(self, docs: Sequence[str], period: NamedPeriod, kind: str) -> tuple[list[str], str]:
         """The company's documents for the period named, best first, and why."""
         cards = {d: self._cards[d] for d in docs}
         why = ""
@@ -148,7 +171,6 @@ class DocumentRouter:
             if exact or later:
                 chosen = exact or later
                 why = f" for {', '.join(map(str, period.years))}"
-        kind = _wanted_kind(period)
         same_kind = [d for d in chosen if cards[d].kind == kind]
         if same_kind:
             chosen = same_kind
@@ -159,9 +181,14 @@ class DocumentRouter:
         return newest_first, why
 
 
-def company_key(organisation: str) -> str:
-    """The organisation's name without legal words, squashed: "BEST BUY CO., INC." -> "bestbuy"."""
-    return "".join(_core_words(organisation))
+def _same_companies(organisations: Mapping[str, str]) -> dict[str, str]:
+    """Each document's company key, one key for names of one company: a renamed issuer keeps
+    its first words ("Adobe Systems Incorporated", later "Adobe Inc.")."""
+    cores = {d: tuple(_core_words(name)) for d, name in organisations.items()}
+    shortest: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for core in sorted({c for c in cores.values() if c}, key=len):
+        shortest[core] = next((shortest[s] for s in shortest if core[: len(s)] == s), core)
+    return {d: "".join(shortest[core]) for d, core in cores.items() if core}
 
 
 def company_aliases(organisation: str) -> set[str]:
@@ -186,9 +213,9 @@ def _core_words(organisation: str) -> list[str]:
     return words
 
 
-def _wanted_kind(period: NamedPeriod) -> str:
-    if period.kind:
-        return period.kind
+def _wanted_kind(period: NamedPeriod, reported_in: str) -> str:
+    if period.kind or reported_in:
+        return period.kind or reported_in
     if period.quarter is not None:
         return "quarterly report"
     return "annual report"
