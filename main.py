@@ -49,6 +49,7 @@ from citerag.env_file import load_env_file  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
+from citerag.retrieve.routing import checked_where  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
 
 log = logging.getLogger("citerag")
@@ -77,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true", help="print the answer contract as JSON")
     query.add_argument("--top-k", type=positive_int, default=None, help="number of sources")
     query.add_argument("--pages", type=parse_page_range, default=None, help="only pages A-B")
+    query.add_argument(
+        "--where",
+        type=parse_condition,
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="only documents whose card matches (repeatable): company=3M, year=2018, quarter=2, "
+        "kind='annual report', ticker=BBY, title=WORDS; `list --json` shows the cards",
+    )
     query.add_argument(
         "--mode",
         choices=MODES,
@@ -175,6 +185,13 @@ def parse_page_range(text: str) -> PageRange:
     if first < 1 or last < first:
         raise argparse.ArgumentTypeError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7")
     return PageRange(first, last)
+
+
+def parse_condition(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a condition; write it as KEY=VALUE")
+    return key.strip(), value.strip()
 
 
 def load_config() -> Any:
@@ -312,6 +329,7 @@ def run_query(args: argparse.Namespace) -> int:
     for question in questions:  # refused before any model loads, as the API refuses them
         checked_question(question)
     checked_top_k(args.top_k)
+    where = checked_where(dict(args.where or []))
     target = resolve_target(args)
     collection = target.collection
     with open_engine(target) as engine:
@@ -325,6 +343,7 @@ def run_query(args: argparse.Namespace) -> int:
                 page_range=args.pages,
                 top_k_files=args.top_k_files,
                 history=history,
+                where=where,
             )
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.core.vector_stores.types import MetadataFilters
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.answer.llm_answer import LLMAnswerer
@@ -26,12 +26,14 @@ from citerag.enrich.step import build_enricher
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
 from citerag.ingest.repair import Repair, SplitBrainRepairer
+from citerag.nodes import DOC_ID
 from citerag.plan.limits import check_pages_exist, checked_question
 from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
 from citerag.query.query_factory import QueryFactory
 from citerag.query.subquestions import CitedSubQuestionQueryEngine
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.filters import page_filters
+from citerag.retrieve.routing import checked_where
 from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, Stores, VectorIndex
 from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
@@ -56,6 +58,7 @@ class DocumentSummary:
     chunks_in_milvus: int
     chunks_in_docstore: int
     metadata: dict[str, Any] | None = None  # what enrichment stored (enrich.enrichment_summary)
+    card: dict[str, Any] | None = None  # what the document is (citerag.enrich.cards)
 
     @property
     def health(self) -> str:
@@ -204,13 +207,17 @@ class Engine:
         page_range: PageRange | None = None,
         filters: MetadataFilters | None = None,
         plan: bool = True,
+        where: Mapping[str, str] | None = None,
     ) -> AnswerResult:
         """`plan`: sub-questions routed to tools (a plain question is one `facts` call);
-        False: one retrieval over the whole question."""
+        False: one retrieval over the whole question. `where`: only the documents whose cards
+        match (`company=3M`, `year=2018`: `citerag.retrieve.routing.WHERE_KEYS`)."""
         if page_range is not None:
             pages = [r.pages for r in self.docstore.list_documents(collection)]
             check_pages_exist(page_range, collection, pages)
             filters = page_filters(page_range.first, page_range.last)
+        if where:
+            filters = self._documents_filter(collection, where, filters)
         engine: BaseQueryEngine = (
             self.subquestion_engine(collection, top_k, filters)
             if plan
@@ -218,6 +225,23 @@ class Engine:
         )
         response = engine.query(QueryBundle(checked_question(question)))
         return with_number_check(question, answer_from_response(response))  # type: ignore[arg-type]
+
+    def _documents_filter(
+        self, collection: str, where: Mapping[str, str], filters: MetadataFilters | None
+    ) -> MetadataFilters:
+        """`filters` and the documents whose cards match `where`, or an InputError sentence
+        when none does."""
+        wanted = checked_where(where)
+        doc_ids = self.searchable_state(collection).router.documents_where(wanted)
+        if not doc_ids:
+            shown = ", ".join(f"{k}={v}" for k, v in wanted.items())
+            raise InputError(
+                f"No document in collection {collection!r} matches {shown}; "
+                "see the cards with `python main.py list --json`."
+            )
+        documents = MetadataFilter(key=DOC_ID, value=doc_ids, operator=FilterOperator.IN)
+        items = [*(filters.filters if filters else []), documents]
+        return MetadataFilters(filters=items)
 
     @property
     def answerer(self) -> LLMAnswerer | None:
@@ -270,6 +294,7 @@ class Engine:
         for collection in names:
             self.check_collection(collection)
             has_vectors = self.vectors.has_collection(collection)
+            cards = self._cards(collection)
             for record in self.docstore.list_documents(collection):
                 summaries.append(
                     DocumentSummary(
@@ -285,9 +310,20 @@ class Engine:
                         metadata=enrichment_summary(
                             self.docstore.chunks_of(collection, record.doc_id)
                         ),
+                        card=cards.get(record.doc_id),
                     )
                 )
         return summaries
+
+    def _cards(self, collection: str) -> dict[str, dict[str, Any]]:
+        """Each ready document's card: stored at ingest, or read now from the first pages of a
+        document stored before cards were made."""
+        stored = self.docstore.get_cards(collection)
+        records = self.docstore.list_documents(collection)
+        if all(r.doc_id in stored for r in records):
+            return {d: dict(card) for d, card in stored.items()}
+        docs = self.collection_state(collection).docs
+        return {d: doc.card.to_dict() for d, doc in docs.items()}
 
     def delete(self, name: str, collection: str) -> int:
         """Remove every document of that name from the collection; returns how many."""

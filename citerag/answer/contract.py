@@ -63,6 +63,7 @@ class MetadataRecord(TypedDict):
     subQuestions: list[JSONObject]
     numbersChecked: int
     unsupportedNumbers: list[UnsupportedRecord]
+    documentRouting: NotRequired[list[str]]
     condensedQuestion: NotRequired[str]
     condenseMethod: NotRequired[str]
     condenseNote: NotRequired[str]
@@ -150,6 +151,8 @@ class AnswerMetadata:
     condensed_question: str = ""
     condense_method: str = ""
     condense_note: str = ""
+    # The documents the question named, searched first, and why (citerag.retrieve.routing).
+    document_routing: list[str] = field(default_factory=list)
 
     def to_dict(self) -> MetadataRecord:
         data: MetadataRecord = {
@@ -163,6 +166,8 @@ class AnswerMetadata:
             "numbersChecked": self.numbers_checked,
             "unsupportedNumbers": list(self.unsupported_numbers),
         }
+        if self.document_routing:
+            data["documentRouting"] = list(self.document_routing)
         if self.condense_method:
             data["condensedQuestion"] = self.condensed_question
             data["condenseMethod"] = self.condense_method

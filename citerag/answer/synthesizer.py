@@ -34,6 +34,7 @@ from citerag.answer.contract import (
 )
 from citerag.answer.llm_answer import LLMResult
 from citerag.answer.prompts import ContextSource
+from citerag.nodes import ROUTED_BY
 from citerag.plan.question_filters import SubQuestionFilters
 
 EXTRACTIVE_MODEL = "extractive (no LLM configured)"
@@ -111,6 +112,7 @@ class CitedSynthesizer(BaseSynthesizer):
             retrieval_method="hybrid",
             num_chunks_retrieved=retrieved,
             reranked=bool(response_kwargs.get("reranked", self._reranked)) and retrieved > 1,
+            document_routing=routed_by(nodes),
         )
         return Response(response=text, source_nodes=nodes, metadata={"answer": metadata})
 
@@ -129,6 +131,7 @@ class CitedSynthesizer(BaseSynthesizer):
             num_chunks_retrieved=sum(p.result.retrieved for p in parts if p.result),
             reranked=self._reranked,
             sub_questions=[_entry(p, numbers[i], self._planner) for i, p in enumerate(parts)],
+            document_routing=routed_by(merged),
         )
         return Response(response=text, source_nodes=merged, metadata={"answer": metadata})
 
@@ -190,6 +193,13 @@ def citation_numbers(
         sorted({number[n.node.node_id] for n in part.nodes if n.node.node_id in number})
         for part in parts
     ]
+
+
+def routed_by(nodes: Sequence[NodeWithScore]) -> list[str]:
+    """Why retrieval searched the sources' documents first, each reason once, in source order
+    (`citerag.retrieve.routing`)."""
+    reasons = (str(n.node.metadata.get(ROUTED_BY, "")) for n in nodes)
+    return list(dict.fromkeys(r for r in reasons if r))
 
 
 def _elapsed_ms(started: float) -> int:

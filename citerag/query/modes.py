@@ -10,7 +10,7 @@ API (`mode`) share.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from citerag.answer.contract import AnswerResult
@@ -39,6 +39,7 @@ class AnsweringEngine(Protocol):
         top_k: int | None,
         page_range: PageRange | None,
         plan: bool = True,
+        where: Mapping[str, str] | None = None,
     ) -> AnswerResult: ...
 
     def tree_answer(
@@ -64,15 +65,19 @@ def answer_question(
     page_range: PageRange | None = None,
     top_k_files: int = TOP_K_FILES,
     history: Sequence[ChatTurn] = (),
+    where: Mapping[str, str] | None = None,
 ) -> AnswerResult:
     """The answer contract for `question` over `collection`, the way `mode` answers it; with
     earlier turns (`history`), the question condensed from them first, reported in the
-    metadata (`citerag.query.conversation`)."""
+    metadata (`citerag.query.conversation`). `where`: only the documents whose cards match
+    (`company=3M`); tree mode reads every file's tree and takes no such filter."""
     name = canonical_mode(mode)
     if not history:
-        return _by_mode(engine, question, collection, name, top_k, page_range, top_k_files)
+        return _by_mode(engine, question, collection, name, top_k, page_range, top_k_files, where)
     condensed = condense_turn(engine.answerer, history, question)
-    result = _by_mode(engine, condensed.question, collection, name, top_k, page_range, top_k_files)
+    result = _by_mode(
+        engine, condensed.question, collection, name, top_k, page_range, top_k_files, where
+    )
     return condensed.reported_in(result)
 
 
@@ -84,9 +89,11 @@ def _by_mode(
     top_k: int | None,
     page_range: PageRange | None,
     top_k_files: int,
+    where: Mapping[str, str] | None = None,
 ) -> AnswerResult:
     if name == "tree":
         return engine.tree_answer(question, collection, top_k_files=top_k_files)
-    if name == "single":
-        return engine.query(question, collection, top_k=top_k, page_range=page_range, plan=False)
-    return engine.query(question, collection, top_k=top_k, page_range=page_range)
+    plan = name != "single"
+    return engine.query(
+        question, collection, top_k=top_k, page_range=page_range, plan=plan, where=where
+    )

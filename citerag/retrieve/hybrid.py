@@ -40,7 +40,13 @@ from citerag.retrieve.collection_state import CollectionState, PageKey
 from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
-from citerag.retrieve.routing import NOT_ROUTED, Routing, question_asked
+from citerag.retrieve.routing import (
+    NOT_ROUTED,
+    Routing,
+    by_document,
+    filled_after,
+    question_asked,
+)
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
@@ -76,17 +82,6 @@ class HybridRanking:
     fused: list[tuple[str, float]]
     evidence: dict[str, list[str]] = field(default_factory=dict)  # signal -> its ranking
     routing: Routing = NOT_ROUTED  # the documents searched first, and why
-
-
-def _after(
-    first: list[tuple[str, float]], rest: list[tuple[str, float]], wanted: int
-) -> list[tuple[str, float]]:
-    """`rest`'s chunks not in `first`, scored below `first`'s last, up to `wanted` in all."""
-    have = {chunk_id for chunk_id, _ in first}
-    floor = min((score for _, score in first), default=1.0)
-    extra = [(c, s) for c, s in rest if c not in have][: max(0, wanted - len(first))]
-    top = max((s for _, s in extra), default=1.0) or 1.0
-    return [(c, floor * 0.5 * s / top) for c, s in extra]
 
 
 class HybridRetriever(BaseRetriever):
@@ -143,7 +138,7 @@ class HybridRetriever(BaseRetriever):
         routed.routing = routing
         wanted = self._settings.fusion_top_n
         if len(routed.fused) < wanted:
-            routed.fused += _after(routed.fused, self._rank(query_bundle).fused, wanted)
+            routed.fused += filled_after(routed.fused, self._rank(query_bundle).fused, wanted)
         return routed
 
     def _routing(self, question: str) -> Routing:
@@ -197,14 +192,12 @@ class HybridRetriever(BaseRetriever):
         return HybridRanking(dense, keyword, pages, top, found)
 
     def _document_preference(self, order: Sequence[str]) -> TiedRanking | None:
-        """Where routing chose several documents (two years of one company), the candidates
-        grouped by document in the router's order: the newest filing, which also prints the
-        year before, leads; the order within a document is left to the other rankings."""
+        """Where routing chose several documents, the candidates grouped by document in the
+        router's order (`citerag.retrieve.routing.by_document`)."""
         if len(self._scope) < 2:
             return None
-        doc_of = {c: str(self._state.places[c]["doc_id"]) for c in order}
-        groups = [tuple(c for c in order if doc_of[c] == d) for d in self._scope]
-        return TiedRanking(tuple(group for group in groups if group))
+        places = self._state.places
+        return by_document(order, self._scope, lambda c: str(places[c]["doc_id"]))
 
     def _evidence(
         self, question: str, order: Sequence[str], allowed: set[str] | None

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from citerag.errors import InputError
+from citerag.retrieve.fusion import TiedRanking
 from citerag.text.periods import NamedPeriod, named_period
 from citerag.types import DocumentCard
 
@@ -86,9 +88,23 @@ class Routing:
 
 
 NOT_ROUTED = Routing()
+WHERE_KEYS = ("company", "year", "quarter", "kind", "ticker", "title")  # `query --where KEY=VALUE`
 # The question being answered, while its sub-questions are retrieved: a part that names no
 # document ("Based on the balance sheet") is routed as the whole question is.
 _ASKED: ContextVar[str] = ContextVar("citerag_question_asked", default="")
+
+
+def checked_where(where: Mapping[str, str]) -> dict[str, str]:
+    """`where` when every key is a card field and every value says something, else the
+    InputError sentence that says which to use."""
+    for key, value in where.items():
+        if key not in WHERE_KEYS:
+            raise InputError(
+                f"Cannot filter documents on {key!r}; use one of {', '.join(WHERE_KEYS)}."
+            )
+        if not str(value).strip():
+            raise InputError(f"The filter {key}= has no value; write it as {key}=VALUE.")
+    return {key: str(value) for key, value in where.items()}
 
 
 @contextmanager
@@ -145,6 +161,34 @@ class DocumentRouter:
             names = ", ".join(self._names.get(d, d) for d in picked)
             reasons.append(f"{self._shown[key]} named{why}: {names}")
         return Routing(tuple(scope), "; ".join(reasons))
+
+    def documents_where(self, where: Mapping[str, str]) -> list[str]:
+        """The documents whose cards match every condition (`WHERE_KEYS`), in id order: a
+        company by its name, first word or ticker; a year, quarter or kind exactly; a title by
+        its words."""
+        return [d for d, card in sorted(self._cards.items()) if self._matches(d, card, where)]
+
+    def _matches(self, doc_id: str, card: DocumentCard, where: Mapping[str, str]) -> bool:
+        return all(self._holds(doc_id, card, key, value.strip()) for key, value in where.items())
+
+    def _holds(self, doc_id: str, card: DocumentCard, key: str, wanted: str) -> bool:
+        if key == "company":
+            named = self.companies_named(wanted) or self.companies_named(wanted.upper())
+            return self._company_of(doc_id) in named
+        held = {
+            "year": str(card.fiscal_year or ""),
+            "quarter": f"Q{card.quarter}" if card.quarter else "",
+            "kind": card.kind,
+            "ticker": card.ticker,
+        }
+        if key == "title":
+            return wanted.casefold() in card.title.casefold()
+        if key == "quarter" and wanted.isdigit():
+            wanted = f"Q{wanted}"
+        return held.get(key, "").casefold() == wanted.casefold()
+
+    def _company_of(self, doc_id: str) -> str:
+        return next((key for key, docs in self._docs_of.items() if doc_id in docs), "")
 
     def companies_named(self, question: str) -> list[str]:
         """Company keys the question names, in the order it names them."""
@@ -219,3 +263,23 @@ def _wanted_kind(period: NamedPeriod, reported_in: str) -> str:
     if period.quarter is not None:
         return "quarterly report"
     return "annual report"
+
+
+def by_document(
+    order: Sequence[str], scope: Sequence[str], doc_of: Callable[[str], str]
+) -> TiedRanking:
+    """`order`'s chunks grouped by document in `scope`'s order: the newest routed filing, which
+    also prints the year before, leads; within a document the other rankings decide."""
+    groups = [tuple(c for c in order if doc_of(c) == d) for d in scope]
+    return TiedRanking(tuple(group for group in groups if group))
+
+
+def filled_after(
+    first: list[tuple[str, float]], rest: list[tuple[str, float]], wanted: int
+) -> list[tuple[str, float]]:
+    """`rest`'s chunks not in `first`, scored below `first`'s last, up to `wanted` in all."""
+    have = {chunk_id for chunk_id, _ in first}
+    floor = min((score for _, score in first), default=1.0)
+    extra = [(c, s) for c, s in rest if c not in have][: max(0, wanted - len(first))]
+    top = max((s for _, s in extra), default=1.0) or 1.0
+    return [(c, floor * 0.5 * s / top) for c, s in extra]

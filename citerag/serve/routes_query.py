@@ -19,8 +19,10 @@ router = APIRouter(dependencies=[Depends(require_key)])
 @router.post("/api/rag/query", tags=["questions"], summary="Answer a question with sources")
 async def rag_query(body: QueryRequest, state: State) -> Mapping[str, object]:
     """The answer contract: `answer` with `[N]`, `sources` with highlights, `metadata`
-    (`metadata.subQuestions`: each sub-question's `question`, `tool`, `filters`, `citations`).
-    `mode` picks how it is answered, as `main.py query --mode` does."""
+    (`metadata.subQuestions`: each sub-question's `question`, `tool`, `filters`, `citations`;
+    `metadata.documentRouting`: the documents the question named and why they were searched
+    first). `mode` picks how it is answered, as `main.py query --mode` does; `where` keeps
+    only the documents whose cards match, as `main.py query --where` does."""
     named = "collection" in body.model_fields_set
     collection = safe_collection(body.collection if named else state.default_collection)
     result = await state.run(
@@ -31,6 +33,8 @@ async def rag_query(body: QueryRequest, state: State) -> Mapping[str, object]:
         body.page_range(),
         body.mode,
         body.top_k_files,
+        (),
+        body.where,
     )
     return result.to_dict()
 

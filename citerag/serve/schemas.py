@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from citerag.errors import InputError
 from citerag.plan.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
 from citerag.query.conversation import ROLES, ChatTurn
+from citerag.retrieve.routing import WHERE_KEYS, checked_where
 from citerag.serve.api_errors import Refused
 from citerag.store.base import PageRange
 from citerag.tools.tree_mode import TOP_K_FILES
@@ -41,6 +42,11 @@ class QueryRequest(BaseModel):
         default=None, alias="topK", description=f"number of sources (1 to {MAX_TOP_K})"
     )
     pages: str | None = Field(default=None, description="only pages A-B, e.g. '3-7'")
+    where: dict[str, str] | None = Field(
+        default=None,
+        description="only the documents whose cards match every entry, e.g. "
+        '{"company": "3M", "year": "2018"}; keys: ' + ", ".join(WHERE_KEYS),
+    )
     mode: Mode = Field(default="subquestions", description=MODE_HELP)
     top_k_files: int = Field(
         default=TOP_K_FILES,
@@ -59,6 +65,11 @@ class QueryRequest(BaseModel):
     @classmethod
     def _top_k_in_limit(cls, top_k: int | None) -> int | None:
         return refused_unless(checked_top_k, top_k)
+
+    @field_validator("where")
+    @classmethod
+    def _card_fields(cls, where: dict[str, str] | None) -> dict[str, str] | None:
+        return None if where is None else refused_unless(checked_where, where)
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)

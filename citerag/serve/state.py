@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Protocol, TypeVar
@@ -76,12 +76,13 @@ class Served:
         mode: str = "hybrid",
         top_k_files: int = TOP_K_FILES,
         history: Sequence[ChatTurn] = (),
+        where: Mapping[str, str] | None = None,
     ) -> AnswerResult:
         """The answer as `main.py query --mode` gives it (one dispatch for both); with earlier
         turns, the question condensed from them first (`metadata.condensedQuestion`)."""
         self.existing_collection(collection)
         return answer_question(
-            self.engine, question, collection, mode, top_k, pages, top_k_files, history
+            self.engine, question, collection, mode, top_k, pages, top_k_files, history, where
         )
 
     def ready_document(self, collection: str, name: str) -> DocumentRecord:
