@@ -102,9 +102,9 @@ class HybridRetriever(BaseRetriever):
         self._embed_model = embed_model
         self._settings = settings or RetrievalSettings()
         self._filters = filters
-        self._scope: tuple[
-            str, ...
-        ] = ()  # documents a routed copy searches (citerag.retrieve.routing)
+        # A routed copy (`_within`) searches only the documents its question named.
+        self._scope: tuple[str, ...] = ()
+        self._routing_used = NOT_ROUTED
         super().__init__(callback_manager=callback_manager)
 
     @property
@@ -120,7 +120,7 @@ class HybridRetriever(BaseRetriever):
         fused = ranking.fused
         nodes = self._docstore.get_chunks(self._state.name, [chunk_id for chunk_id, _ in fused])
         scores = dict(fused)
-        if ranking.routing.routed:
+        if ranking.routing.reason:
             for node in nodes:  # the answer's metadata says which documents were preferred
                 node.metadata[ROUTED_BY] = ranking.routing.reason
         return [NodeWithScore(node=node, score=scores[node.node_id]) for node in nodes]
@@ -132,9 +132,13 @@ class HybridRetriever(BaseRetriever):
         if self._state.is_empty:
             return HybridRanking([], [], [], [])
         routing = NOT_ROUTED if self._scope else self._routing(query_bundle.query_str)
+        if routing.preferred:
+            preferring = self._within(routing)._rank(query_bundle)
+            preferring.routing = routing
+            return preferring
         if not routing.routed:
             return self._rank(query_bundle)
-        routed = self._within(routing.scope)._rank(query_bundle)
+        routed = self._within(routing)._rank(query_bundle)
         routed.routing = routing
         wanted = self._settings.fusion_top_n
         if len(routed.fused) < wanted:
@@ -155,10 +159,11 @@ class HybridRetriever(BaseRetriever):
             return inherited
         return Routing(inherited.scope, f"{inherited.reason} (named by the whole question)")
 
-    def _within(self, doc_ids: tuple[str, ...]) -> HybridRetriever:
-        """This retriever (its filters, its subclass's) searching only `doc_ids`."""
+    def _within(self, routing: Routing) -> HybridRetriever:
+        """This retriever (its filters, its subclass's) searching only the routed documents."""
         scoped = copy.copy(self)
-        scoped._scope = doc_ids
+        scoped._scope = routing.scope
+        scoped._routing_used = routing
         return scoped
 
     def _rank(self, query_bundle: QueryBundle) -> HybridRanking:
@@ -194,9 +199,12 @@ class HybridRetriever(BaseRetriever):
     def _document_preference(self, order: Sequence[str]) -> TiedRanking | None:
         """Where routing chose several documents, the candidates grouped by document in the
         router's order (`citerag.retrieve.routing.by_document`)."""
+        places = self._state.places
+        preferred = set(self._routing_used.preferred)
+        if preferred:
+            return TiedRanking((tuple(c for c in order if places[c]["doc_id"] in preferred),))
         if len(self._scope) < 2:
             return None
-        places = self._state.places
         return by_document(order, self._scope, lambda c: str(places[c]["doc_id"]))
 
     def _evidence(
@@ -258,6 +266,9 @@ class HybridRetriever(BaseRetriever):
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
+        content = self._routing_used.without_names(query_bundle.query_str)
+        if content != query_bundle.query_str and content:
+            return np.asarray(self._embed_model.get_query_embedding(content), dtype=np.float32)
         embedding = query_bundle.embedding
         if embedding is None:
             embedding = self._embed_model.get_query_embedding(query_bundle.query_str)
@@ -303,6 +314,7 @@ class HybridRetriever(BaseRetriever):
         return allowed, None
 
     def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
+        question = self._routing_used.without_names(question)
         hits = self._state.keyword_hits(
             "chunk", self._words.keyword_query(question), self._settings.top_k_each, allowed
         )

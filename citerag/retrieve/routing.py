@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from citerag.enrich.cards import FILING_KINDS
 from citerag.errors import InputError
 from citerag.retrieve.fusion import TiedRanking
 from citerag.text.periods import NamedPeriod, named_period
@@ -81,6 +82,18 @@ MAX_NGRAM = 5
 class Routing:
     scope: tuple[str, ...] = ()  # document ids searched first, in order of preference
     reason: str = ""  # why, for the answer's metadata ("" when nothing was routed)
+    names: tuple[str, ...] = ()  # the question's words that named the documents
+    # Filings of the fiscal period a question names when it names no organisation: preferred
+    # softly (one more ranking in the fusion), never searched alone.
+    preferred: tuple[str, ...] = ()
+
+    def without_names(self, question: str) -> str:
+        """The question less the words that named its documents: within them, every page
+        prints the name, so it no longer tells one page from another."""
+        if not self.names:
+            return question
+        pattern = r"\b(?:" + "|".join(map(re.escape, self.names)) + r")(?:['’]s)?\b"
+        return " ".join(re.sub(pattern, " ", question, flags=re.IGNORECASE).split())
 
     @property
     def routed(self) -> bool:
@@ -148,19 +161,41 @@ class DocumentRouter:
         that reports what it asks (the domain profile's `document_kind`)."""
         if len(self._cards) < 2:
             return NOT_ROUTED  # one document: nothing to route between
-        companies = self.companies_named(question)
-        if not companies:
-            return NOT_ROUTED
+        mentions = self._mentions(question)
+        companies = sorted(mentions, key=lambda key: mentions[key][0])
         period = named_period(question)
+        if not companies:
+            return self._by_period(period)
         kind = _wanted_kind(period, reports(question) if reports else "")
         scope: list[str] = []
         reasons: list[str] = []
         for key in companies:
             picked, why = self._pick(self._docs_of[key], period, kind)
             scope += [d for d in picked if d not in scope]
-            names = ", ".join(self._names.get(d, d) for d in picked)
-            reasons.append(f"{self._shown[key]} named{why}: {names}")
-        return Routing(tuple(scope), "; ".join(reasons))
+            files = ", ".join(self._names.get(d, d) for d in picked)
+            reasons.append(f"{self._shown[key]} named{why}: {files}")
+        words = tuple(dict.fromkeys(w for key in companies for w in mentions[key][1]))
+        return Routing(tuple(scope), "; ".join(reasons), words)
+
+    def _by_period(self, period: NamedPeriod) -> Routing:
+        """The filings of the fiscal period named ("Q2 of FY2024"), for a question that names
+        no organisation; nothing when it names no fiscal year or quarter."""
+        if not period.years or not (period.fiscal or period.quarter):
+            return NOT_ROUTED
+        matching = [
+            d
+            for d, card in sorted(self._cards.items())
+            if card.kind in FILING_KINDS
+            and card.fiscal_year in period.years
+            and (period.quarter is None or card.quarter == period.quarter)
+        ]
+        if not matching or len(matching) == len(self._cards):
+            return NOT_ROUTED
+        files = ", ".join(self._names.get(d, d) for d in matching)
+        years = ", ".join(map(str, period.years))
+        return Routing(
+            reason=f"fiscal {years} named, preferred: {files}", preferred=tuple(matching)
+        )
 
     def documents_where(self, where: Mapping[str, str]) -> list[str]:
         """The documents whose cards match every condition (`WHERE_KEYS`), in id order: a
@@ -192,17 +227,22 @@ class DocumentRouter:
 
     def companies_named(self, question: str) -> list[str]:
         """Company keys the question names, in the order it names them."""
+        found = self._mentions(question)
+        return sorted(found, key=lambda key: found[key][0])
+
+    def _mentions(self, question: str) -> dict[str, tuple[int, list[str]]]:
+        """Company key -> (word position of its first mention, the words of its mentions)."""
         words = _WORD.findall(question)  # "AMCOR's" gives "AMCOR" and "s"
-        found: dict[str, int] = {}
+        found: dict[str, tuple[int, list[str]]] = {}
         for start in range(len(words)):
             for size in range(1, MAX_NGRAM + 1):
-                gram = "".join(w.lower() for w in words[start : start + size])
-                for key in self._aliases.get(gram, ()):
-                    found.setdefault(key, start)
+                span = words[start : start + size]
+                for key in self._aliases.get("".join(w.lower() for w in span), ()):
+                    found.setdefault(key, (start, []))[1].extend(span)
             ticker = self._tickers.get(words[start])
             if ticker is not None:
-                found.setdefault(ticker, start)
-        return sorted(found, key=lambda key: found[key])
+                found.setdefault(ticker, (start, []))[1].append(words[start])
+        return found
 
     def _pick(self, docs: Sequence[str], period: NamedPeriod, kind: str) -> tuple[list[str], str]:
         """The company's documents for the period named, best first, and why."""
