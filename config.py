@@ -41,6 +41,15 @@ ARTICLE_CONFIGS: dict[str, dict[str, str]] = {
         "collection": "microsoft_10k",
         "schema": "financial",
     },
+    # A shelf: many filings in one collection. With no "filename", the article names a folder;
+    # `main.py ingest FOLDER --collection filings` fills it, and questions over "filings" use
+    # the financial profile (statement pages, analyst concepts, the kind of filing that reports
+    # what is asked).
+    "filings": {
+        "directory": str(SHARED_EVAL_DIR / "financebench_dev" / "pdfs"),
+        "collection": "filings",
+        "schema": "financial",
+    },
 }
 
 ACTIVE_ARTICLE = "demo"

@@ -45,7 +45,7 @@ from citerag.eval.metrics import percentile  # noqa: E402
 
 SHELF = EVAL / "financebench_dev"
 PDFS = SHELF / "pdfs"
-COLLECTION = "shelf"
+COLLECTION = "filings"  # config.py's "filings" article: the financial profile
 KS = (1, 5, 10)
 TOP_K = 10
 OUT = RESULTS / "shelf.md"
@@ -70,12 +70,15 @@ def project_ingest(storage: Path) -> dict[str, Any]:
 
 
 def project_engine(storage: Path) -> Any:
+    """The engine as `main.py query --collection filings` opens it (the article's profile)."""
     import config
+    import extraction_schemas
+    from citerag.article import load_article
     from citerag.engine import Engine
-    from citerag.settings import settings_from_config
 
     environ = dict(os.environ, RAG_STORAGE_DIR=str(storage))
-    return Engine(settings_from_config(config, environ=environ))
+    target = load_article(config, extraction_schemas.SCHEMAS, None, COLLECTION, environ)
+    return Engine(target.settings, schema=target.schema)
 
 
 def card_accuracy(engine: Any) -> dict[str, Any]:

@@ -25,12 +25,14 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
-from citerag.enrich.cards import card_of
+from citerag.enrich.card_llm import CardCache, LLMCardReader
+from citerag.enrich.cards import PAGES_READ, card_of
 from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
-from citerag.errors import InputError
+from citerag.errors import InputError, RagError
 from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
+from citerag.llm.llm_chat import LLMChat
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
@@ -43,6 +45,7 @@ log = logging.getLogger(__name__)
 # 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3
 CHUNK_FORMAT = 5
 Progress = Callable[[str], None]
+CARDS = "card_cache"  # the LLM's card replies, under the storage folder
 STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
 
 
@@ -148,6 +151,25 @@ class Ingestor(DocumentWriter):
         """Set up at the first ingest that parses a file (its log line only then)."""
         return describer_for(self._settings)
 
+    @cached_property
+    def _card_reader(self) -> LLMCardReader | None:
+        """With an LLM configured, cards are read by it too (cached under the storage folder)."""
+        try:
+            chat = LLMChat.from_settings(self._settings)
+        except RagError as error:
+            log.warning("document cards are read by rules only: %s", error)
+            return None
+        if chat is None:
+            return None
+        return LLMCardReader(chat.chat, chat.model, CardCache(self._settings.storage_dir / CARDS))
+
+    def _card(self, path: Path, parsed: ParsedDocument) -> DocumentCard:
+        card = card_of(path, parsed)
+        if self._card_reader is None:
+            return card
+        first_pages = "\n\n".join(page.text for page in parsed.pages[:PAGES_READ])
+        return self._card_reader.improve(card, path.name, first_pages)
+
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
@@ -186,7 +208,7 @@ class Ingestor(DocumentWriter):
         if self._figures is not None:  # a vision model is configured
             chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
         self._enricher.enrich(chunks)
-        card = card_of(path, parsed)
+        card = self._card(path, parsed)
         step("tree")
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")

@@ -357,7 +357,7 @@ class HybridRetriever(BaseRetriever):
         concepts: a quick ratio is on the balance sheet)."""
         page_set = self._state.pages
         wanted = self._words.wanted_kinds(question)
-        if not page_set.statement_ids or not (wanted or self._words.terms(question)):
+        if not page_set.statement_ids or not self._words.terms(question):
             return []
         candidates = set(page_set.statement_ids)
         if allowed is not None:
