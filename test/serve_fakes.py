@@ -61,6 +61,7 @@ class FakeEngine:
     ingested: list[tuple[str, str]] = field(default_factory=list)
     asked: list[tuple[str, str, int | None, PageRange | None]] = field(default_factory=list)
     plans: list[bool] = field(default_factory=list)
+    wheres: list[Any] = field(default_factory=list)  # each question's card conditions
     sub_questions: list[dict[str, Any]] = field(default_factory=list)
     failure: Exception | None = None
     model: str = "extractive"
@@ -81,9 +82,11 @@ class FakeEngine:
         page_range: PageRange | None = None,
         filters: Any = None,
         plan: bool = True,
+        where: Any = None,
     ) -> AnswerResult:
         self.asked.append((question, collection, top_k, page_range))
         self.plans.append(plan)
+        self.wheres.append(where)
         if self.failure is not None:
             raise self.failure
         content = "Retrieval fuses BM25 and vectors. Pages come second."

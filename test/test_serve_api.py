@@ -384,3 +384,13 @@ def test_a_question_without_a_collection_asks_the_served_articles_collection(
         named = {"query": "How?", "collection": "demo"}
         assert client.post("/api/rag/query", json=named).status_code == 200
     assert [collection for _, collection, _, _ in engine.asked] == ["netflix_10k", "demo"]
+
+
+def test_a_query_keeps_the_documents_whose_cards_match(api: tuple[TestClient, FakeEngine]) -> None:
+    client, engine = api
+    body = {"query": "Revenue?", "collection": "demo", "where": {"company": "3M", "year": "2018"}}
+    assert client.post("/api/rag/query", json=body).status_code == 200
+    assert engine.wheres[-1] == {"company": "3M", "year": "2018"}
+    refused = client.post("/api/rag/query", json={**body, "where": {"colour": "red"}})
+    assert_one_sentence_error(refused, 422, "Cannot filter documents on 'colour'")
+    assert len(engine.asked) == 1  # the refused question reached no engine

@@ -127,8 +127,8 @@ class HybridRetriever(BaseRetriever):
 
     def rank(self, query_bundle: QueryBundle) -> HybridRanking:
         """The fused ranking; within the documents the question names first (their cards say
-        which: `citerag.retrieve.routing`), the rest of the collection after them when those
-        hold fewer chunks than the ranking's length."""
+        which: `citerag.retrieve.routing`), the same organisations' other documents after them
+        when those hold fewer chunks than the ranking's length."""
         if self._state.is_empty:
             return HybridRanking([], [], [], [])
         routing = NOT_ROUTED if self._scope else self._routing(query_bundle.query_str)
@@ -141,8 +141,10 @@ class HybridRetriever(BaseRetriever):
         routed = self._within(routing)._rank(query_bundle)
         routed.routing = routing
         wanted = self._settings.fusion_top_n
-        if len(routed.fused) < wanted:
-            routed.fused += filled_after(routed.fused, self._rank(query_bundle).fused, wanted)
+        if len(routed.fused) < wanted and routing.fallback:
+            wider = Routing(routing.fallback, routing.reason, routing.names)
+            more = self._within(wider)._rank(query_bundle).fused
+            routed.fused += filled_after(routed.fused, more, wanted)
         return routed
 
     def _routing(self, question: str) -> Routing:

@@ -6,8 +6,8 @@ picks the filing ("FY2019" the annual report for fiscal 2019, "Q2 FY2023" the qu
 "between FY2022 and FY2023" both annual reports, the later first, since it also prints the
 earlier year). Nothing named, nothing routed: the whole collection is searched. A question
 naming two organisations gets each one's filing. Routing narrows where retrieval looks first;
-when the routed documents hold too few chunks, the rest of the collection fills the list
-(`citerag.retrieve.hybrid`). A hard filter is only ever the user's (`--where`).
+when the routed documents hold too few chunks, the same organisations' other documents fill the
+list (`citerag.retrieve.hybrid`). A hard filter is only ever the user's (`--where`).
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ class Routing:
     # Filings of the fiscal period a question names when it names no organisation: preferred
     # softly (one more ranking in the fusion), never searched alone.
     preferred: tuple[str, ...] = ()
+    # Every document of the organisations named: what fills the list when `scope` holds too
+    # few chunks (another company's filing is no answer to a question about this one).
+    fallback: tuple[str, ...] = ()
 
     def without_names(self, question: str) -> str:
         """The question less the words that named its documents: within them, every page
@@ -175,7 +178,8 @@ class DocumentRouter:
             files = ", ".join(self._names.get(d, d) for d in picked)
             reasons.append(f"{self._shown[key]} named{why}: {files}")
         words = tuple(dict.fromkeys(w for key in companies for w in mentions[key][1]))
-        return Routing(tuple(scope), "; ".join(reasons), words)
+        others = tuple(d for key in companies for d in self._docs_of[key] if d not in scope)
+        return Routing(tuple(scope), "; ".join(reasons), words, fallback=others)
 
     def _by_period(self, period: NamedPeriod) -> Routing:
         """The filings of the fiscal period named ("Q2 of FY2024"), for a question that names
