@@ -53,7 +53,7 @@ def shelf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, Pa
     engine.close()
 
 
-def test_each_filing_gets_its_card_and_list_shows_it(
+def test_each_filing_gets_its_card_and_list_and_inspect_show_it(
     shelf: tuple[Engine, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, storage = shelf
@@ -64,6 +64,9 @@ def test_each_filing_gets_its_card_and_list_shows_it(
     assert listed["GLOBEX_2022_10K.pdf"]["kind"] == "annual report"
     assert listed["ACME_2021_10K.pdf"]["fiscal_year"] == 2021
     assert listed["ACME_2021_10K.pdf"]["period_end"] == "2021-12-31"
+    assert main.main(["inspect", "shelf"]) == 0
+    shown = capsys.readouterr().out
+    assert "card: annual report, Globex Corporation, fiscal 2022 to 2022-12-31" in shown
 
 
 def test_a_question_naming_a_company_and_year_is_answered_from_that_filing(

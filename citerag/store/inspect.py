@@ -28,6 +28,7 @@ class DocumentHealth(TypedDict):
     rowsInMilvus: int
     chunksInDocstore: int
     health: str
+    card: Mapping[str, object]  # what the document is (issuer, kind, period), {} when unread
 
 
 class Inspection(TypedDict):
@@ -45,6 +46,7 @@ def inspect_collection(
     docstore: DocStore, vectors: MilvusIndex, collection: str, rows: int = 5
 ) -> Inspection:
     described = vectors.describe(collection)
+    cards = docstore.get_cards(collection)
     documents: list[DocumentHealth] = []
     for record in docstore.list_documents(collection, include_pending=True):
         in_milvus = vectors.count(collection, record.doc_id) if described else 0
@@ -57,6 +59,7 @@ def inspect_collection(
                 "rowsInMilvus": in_milvus,
                 "chunksInDocstore": in_docstore,
                 "health": "ok" if in_milvus == in_docstore > 0 else "inconsistent",
+                "card": dict(cards.get(record.doc_id, {})),
             }
         )
     return {
@@ -95,6 +98,8 @@ def format_inspection(data: Inspection) -> str:
             f"  {doc['name']}  {doc['docId'][:12]}  {doc['status']}  "
             f"{doc['rowsInMilvus']} / {doc['chunksInDocstore']}  {doc['health']}"
         )
+        if doc["card"]:
+            lines.append(f"    card: {_card_line(doc['card'])}")
     lines += ["", f"Sample of {len(data['sample'])} rows:"]
     for row in data["sample"]:
         preview = str(row.get("preview", ""))[:PREVIEW_SHOWN].replace("\n", " ")
@@ -103,3 +108,18 @@ def format_inspection(data: Inspection) -> str:
             f"{row.get('node_type')}  {str(row.get('section', ''))[:40]!r}  {preview!r}"
         )
     return "\n".join(lines)
+
+
+def _card_line(card: Mapping[str, object]) -> str:
+    """"annual report, Adobe Inc. (ADBE), fiscal 2022 to 2022-12-02": what is known of it."""
+    kind, organisation, ticker = card.get("kind"), card.get("organisation"), card.get("ticker")
+    parts = [str(kind or "kind unknown")]
+    if organisation:
+        parts.append(f"{organisation} ({ticker})" if ticker else str(organisation))
+    if card.get("fiscal_year"):
+        quarter = f"Q{card['quarter']} " if card.get("quarter") else ""
+        ended = f" to {card['period_end']}" if card.get("period_end") else ""
+        parts.append(f"{quarter}fiscal {card['fiscal_year']}{ended}")
+    if card.get("title"):
+        parts.append(repr(str(card["title"])[:PREVIEW_SHOWN]))
+    return ", ".join(parts)
