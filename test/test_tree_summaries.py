@@ -199,8 +199,14 @@ def test_no_llm_means_extractive_summaries(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_ingest_stores_llm_summaries_and_a_second_ingest_asks_nothing(tmp_path: Path) -> None:
-    replies = [ScriptedReply(f"The LLM's summary number {i} of this section.") for i in range(40)]
-    with running_server(replies) as server:
+    summaries = iter(range(40))
+
+    def respond(body: dict[str, Any]) -> ScriptedReply:
+        if "say what it is" in prompt_of(body):  # the document's card (citerag.enrich.card_llm)
+            return ScriptedReply('{"kind": "paper", "title": "A demo"}')
+        return ScriptedReply(f"The LLM's summary number {next(summaries)} of this section.")
+
+    with running_server(respond=respond) as server:
         settings = Settings(
             storage_dir=tmp_path,
             llm_provider="openai_like",
@@ -216,7 +222,8 @@ def test_ingest_stores_llm_summaries_and_a_second_ingest_asks_nothing(tmp_path: 
             second = stored_tree(engine.docstore, "two", DEMO_PDF.name)
         finally:
             engine.close()
-    assert calls == len(first.node_ids()) and len(server.requests) == calls
+    # one call per node and one for the card; the second ingest reads them all from the caches
+    assert calls == len(first.node_ids()) + 1 and len(server.requests) == calls
     assert all(node.summary.startswith("The LLM's summary") for node in first.walk())
     assert _summaries(first) == _summaries(second)
 
