@@ -149,7 +149,7 @@ class HybridRetriever(BaseRetriever):
 
     def _routing(self, question: str) -> Routing:
         """The question's routing, else the whole question's when this is a part of it that
-        names no document of its own ("... in the balance sheet" split from "... for Corning")."""
+        names no document of its own ("Based on chapter 2" split from "... for Corning")."""
         router = self._state.router
         reports = self._words.document_kind
         routing = router.route(question, reports)
@@ -356,7 +356,7 @@ class HybridRetriever(BaseRetriever):
     def _statement_pages(self, question: str, allowed: set[str] | None) -> list[str]:
         """The domain's key pages (a filing's statements) by keywords, when the question uses
         the domain's words; the kinds of statement holding what it names first (its profile's
-        concepts: a quick ratio is on the balance sheet)."""
+        `concepts`: which kind of key page holds what the question names)."""
         page_set = self._state.pages
         wanted = self._words.wanted_kinds(question)
         if not page_set.statement_ids or not self._words.terms(question):

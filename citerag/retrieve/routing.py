@@ -106,7 +106,7 @@ class Routing:
 NOT_ROUTED = Routing()
 WHERE_KEYS = ("company", "year", "quarter", "kind", "ticker", "title")  # `query --where KEY=VALUE`
 # The question being answered, while its sub-questions are retrieved: a part that names no
-# document ("Based on the balance sheet") is routed as the whole question is.
+# document ("Based on the second chapter") is routed as the whole question is.
 _ASKED: ContextVar[str] = ContextVar("citerag_question_asked", default="")
 
 

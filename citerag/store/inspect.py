@@ -111,7 +111,7 @@ def format_inspection(data: Inspection) -> str:
 
 
 def _card_line(card: Mapping[str, object]) -> str:
-    """"annual report, Adobe Inc. (ADBE), fiscal 2022 to 2022-12-02": what is known of it."""
+    """ "annual report, Adobe Inc. (ADBE), fiscal 2022 to 2022-12-02": what is known of it."""
     kind, organisation, ticker = card.get("kind"), card.get("organisation"), card.get("ticker")
     parts = [str(kind or "kind unknown")]
     if organisation:
