@@ -60,6 +60,12 @@ _LEGAL_NAME = re.compile(
     r"\b(?P<name>[A-Z][\w&'’-]*(?:\s+[A-Z&][\w&'’-]*){0,3},?\s+(?:Inc\.|Incorporated|Corporation"
     r"|Company|plc|PLC|Co\.))"
 )
+_FILER_CATEGORY = re.compile(r"\b(?:reporting|growth|filer|accelerated|holding company)\b", re.I)
+_FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no\.?)\s*:?\s*[\d-]+[^\n]*\n", re.I)
+_LEGAL_SUFFIX = re.compile(
+    r"\b(?:inc|incorporated|corp|corporation|co|company|plc|ltd|limited|llc|n\.v|s\.a)\b\.?", re.I
+)
+_SEC_FORM = re.compile(r"\bform\s+(?:10-?[kq]|8-?k|20-?f)\b", re.I)
 _RELEASE_ISSUER = re.compile(
     r"^\s*(?P<name>[A-Z][\w.&,'’ -]{1,60}?)\s+(?:reports?|announces?|posts?|delivers?)\b", re.M
 )
@@ -83,9 +89,14 @@ def read_cover(text: str, body: str) -> CoverFacts:
     quarter, year = _named_quarter(text + "\n" + body) if kind != "annual report" else (None, None)
     listed = _LISTED.search(text[:3000])
     organisation = registrant(text) or (listed.group("name") if listed else "")
+    if kind == "earnings release":
+        organisation = organisation or release_issuer(text)
+    organisation = organisation or named_after_file_number(text)
+    if not organisation and _SEC_FORM.search(text[:3000]):  # a cover whose name is a picture
+        organisation = legal_name(text + "\n" + body)
     return CoverFacts(
         kind=kind,
-        organisation=organisation or release_issuer(text) or legal_name(text + "\n" + body),
+        organisation=organisation,
         ticker=ticker(text) or (listed.group("ticker") if listed else ""),
         period_end=ended,
         date=_report_date(text),
@@ -122,8 +133,25 @@ def registrant(text: str) -> str:
 
 
 def legal_name(text: str) -> str:
+    """The legal name the pages print most ("Foot Locker, Inc."), not a filer category."""
     names = Counter(" ".join(m.group("name").split()) for m in _LEGAL_NAME.finditer(text))
-    return names.most_common(1)[0][0] if names else ""
+    for name, _ in names.most_common():
+        if not _FILER_CATEGORY.search(name):
+            return name
+    return ""
+
+
+def named_after_file_number(text: str) -> str:
+    """The registrant's name on a cover that prints it under the commission file number with
+    no "(Exact name of registrant ...)" line: the first line there that reads as a name."""
+    found = _FILE_NUMBER.search(text[:4000])
+    if found is None:
+        return ""
+    for line in text[found.end() :].splitlines()[:6]:
+        words = " ".join(line.split())
+        if words and not _NOT_NAME_LINE.search(words) and re.search(r"[A-Za-z]{2}", words):
+            return words if _LEGAL_SUFFIX.search(words) else ""
+    return ""
 
 
 def release_issuer(text: str) -> str:

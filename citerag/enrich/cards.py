@@ -17,7 +17,7 @@ from pathlib import Path
 import pymupdf
 
 from citerag.enrich.card_filings import CoverFacts, read_cover
-from citerag.types import DocumentCard, ParsedDocument
+from citerag.types import DocumentCard, Page, ParsedDocument
 
 PAGES_READ = 8  # the cover may come after a blank or a wrapper page; then its periods
 BODY_PAGES = 6  # the pages after the cover where a filing names its fiscal periods
@@ -52,6 +52,7 @@ _GENERIC_KINDS = (
     ("report", re.compile(r"\breport\b|\bpolicy brief\b|\bsurvey\b", re.I)),
 )
 _MIN_TITLE_CHARS = 8
+_STAMP = re.compile(r"\barxiv:\S+|^\W*page \d+\W*$", re.I)  # margin stamps, not titles
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,28 @@ class NameFacts:
 def card_of(path: Path, parsed: ParsedDocument) -> DocumentCard:
     """The card of a parsed PDF: its first pages, its metadata and its file name."""
     pages = [page.text for page in parsed.pages[:PAGES_READ]]
-    return read_card(path.name, pages, pdf_metadata(path))
+    cover = parsed.pages[_cover_at(pages)] if parsed.pages else None
+    return read_card(path.name, pages, pdf_metadata(path), _largest_heading(cover))
+
+
+def _largest_heading(page: Page | None) -> str:
+    """The cover's largest heading, its consecutive lines joined ("LOGIC-LM: Empowering Large
+    Language Models with" + "Symbolic Solvers for ..."); "" when the parser found none."""
+    titles = [
+        b
+        for b in (page.blocks if page else [])
+        if b.kind == "title" and b.level and not _STAMP.search(b.text)
+    ]
+    if not titles:
+        return ""
+    top = min(b.level or 0 for b in titles)
+    lines: list[str] = []
+    for block in page.blocks if page else []:
+        if block.kind == "title" and block.level == top and not _STAMP.search(block.text):
+            lines.append(" ".join(block.text.split()))
+        elif lines:
+            break
+    return " ".join(lines)[:200]
 
 
 def pdf_metadata(path: Path) -> dict[str, str]:
@@ -81,9 +103,13 @@ def pdf_metadata(path: Path) -> dict[str, str]:
 
 
 def read_card(
-    name: str, pages: Sequence[str], metadata: Mapping[str, str] | None = None
+    name: str,
+    pages: Sequence[str],
+    metadata: Mapping[str, str] | None = None,
+    heading: str = "",
 ) -> DocumentCard:
-    """The card of a document called `name` whose first pages' texts are `pages`."""
+    """The card of a document called `name` whose first pages' texts are `pages` (`heading`:
+    the cover's largest heading, where the parser knows it)."""
     at = _cover_at(pages)
     first = pages[at] if pages else ""
     body = "\n".join(pages[at + 1 : at + BODY_PAGES])
@@ -92,7 +118,7 @@ def read_card(
     meta = dict(metadata or {})
     kind = cover.kind or named.kind or _generic_kind(first + "\n" + body)
     card = DocumentCard(
-        title=_title(first if kind not in FILING_KINDS else "", meta),
+        title=_title(first if kind not in FILING_KINDS else "", meta, heading),
         organisation=cover.organisation or _display_company(named.company, kind),
         ticker=cover.ticker,
         authors=_authors(meta),
@@ -104,7 +130,11 @@ def read_card(
     )
     if card.kind not in FILING_KINDS:
         return replace(card, quarter=None)
-    return card if card.title else replace(card, title=_filing_title(card))
+    if card.title:
+        return card
+    if not card.organisation:  # no issuer to name it by: the cover's own heading or line
+        return replace(card, title=_title(first, meta, heading))
+    return replace(card, title=_filing_title(card))
 
 
 def _filing_title(card: DocumentCard) -> str:
@@ -193,13 +223,16 @@ def _generic_kind(text: str) -> str:
     return next((kind for kind, pattern in _GENERIC_KINDS if pattern.search(head)), "")
 
 
-def _title(first_page: str, metadata: Mapping[str, str]) -> str:
-    """The PDF's title when it reads like one, else the first substantial line of the cover."""
+def _title(first_page: str, metadata: Mapping[str, str], heading: str = "") -> str:
+    """The PDF's title when it reads like one (words, not a file name), else the cover's
+    largest heading, else the first substantial line of the cover."""
     title = re.sub(
         r"^Microsoft (?:Word|PowerPoint) - ", "", " ".join((metadata.get("title") or "").split())
     )
-    if _reads_like_title(title):
+    if _reads_like_title(title) and " " in title:
         return title
+    if _reads_like_title(heading) and first_page:
+        return heading
     for line in first_page.splitlines():
         words = " ".join(line.split())
         if _reads_like_title(words) and not _BOILERPLATE.search(words):
