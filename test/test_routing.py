@@ -32,6 +32,7 @@ CARDS = {
     ),
     "amx21": DocumentCard(organisation="American Express Company", kind=ANNUAL, fiscal_year=2021),
     "paper": DocumentCard(title="Section trees", kind="paper"),
+    "lic": DocumentCard(organisation="Life Insurance Corporation", kind="report"),
 }
 NAMES = {doc_id: f"{doc_id}.pdf" for doc_id in CARDS}
 
@@ -158,3 +159,8 @@ def test_the_periods_a_question_names(
 ) -> None:
     period = named_period(question)
     assert (period.years, period.quarter, period.kind) == (years, quarter, kind)
+
+
+def test_a_name_is_matched_only_where_it_is_written_with_a_capital(router: DocumentRouter) -> None:
+    assert router.route("The author mentions a significant life change in 1996.").scope == ()
+    assert router.route("What premiums did Life Insurance Corporation collect?").scope == ("lic",)

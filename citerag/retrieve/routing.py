@@ -239,6 +239,8 @@ class DocumentRouter:
         words = _WORD.findall(question)  # "AMCOR's" gives "AMCOR" and "s"
         found: dict[str, tuple[int, list[str]]] = {}
         for start in range(len(words)):
+            if not words[start][:1].isupper() and not words[start][:1].isdigit():
+                continue  # a name is written with a capital: "life" is no "Life Insurance"
             for size in range(1, MAX_NGRAM + 1):
                 span = words[start : start + size]
                 for key in self._aliases.get("".join(w.lower() for w in span), ()):
