@@ -155,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="an article of ARTICLE_CONFIGS in config.py: its settings, schema and domain words",
     )
+    mcp = commands.add_parser(
+        "mcp",
+        help="an MCP server over stdio for desktop clients and IDE agents (answer, search, "
+        "list_documents, read_pages); `serve` also serves it over HTTP at /mcp",
+    )
+    add_target_arguments(mcp)
     return parser
 
 
@@ -513,7 +519,23 @@ def run_serve(args: argparse.Namespace) -> int:
     from citerag.serve.server import serve
 
     target = load_target(args.article)
-    serve(target.settings, args.host, args.port, article_folders(load_config()), target)
+    from citerag.mcp_server.http import mcp_mount
+
+    folders = article_folders(load_config())
+    serve(target.settings, args.host, args.port, folders, target, (mcp_mount(args.host),))
+    return 0
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """The MCP server over stdio until the client closes it (stdout is the protocol's)."""
+    from citerag.engine import check_collection_name
+    from citerag.mcp_server.library import Library
+    from citerag.mcp_server.server import build_server
+
+    target = resolve_target(args)
+    collection = check_collection_name(target.collection)
+    with open_engine(target) as engine:
+        build_server(Library(engine, collection)).run("stdio")
     return 0
 
 
@@ -546,6 +568,7 @@ COMMANDS = {
     "tree": run_tree,
     "inspect": run_inspect,
     "serve": run_serve,
+    "mcp": run_mcp,
 }
 
 
