@@ -295,6 +295,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     from citerag.engine import check_collection_name
     from citerag.ingest.discover import discover_pdfs
     from citerag.ingest.shelf import FileResult, ShelfTotals, ingest_shelf
+    from citerag.ingest.sync import keep_sources
 
     if args.sync or args.watch:
         return run_sync(args)
@@ -323,6 +324,8 @@ def run_ingest(args: argparse.Namespace) -> int:
             lambda position, item: StageBar(f"[{position}/{len(found)}] {item.path.name}"),
             report,
         )
+        if engine is not None:
+            keep_sources(engine.stores, collection, results)
     totals = ShelfTotals.of(results, time.perf_counter() - started)
     print(format_totals(totals, collection))
     return 1 if totals.failed else 0

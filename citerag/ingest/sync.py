@@ -217,7 +217,7 @@ def _sync_file(
     finally:
         progress.close()
     if keeps(result):
-        _keep_source(engine.stores, collection, result.doc_id, item)
+        keep_source(engine.stores, collection, result.doc_id, item.source)
     if renamed_from and result.status == "skipped":
         return replace(result, status=RENAMED, same_as=renamed_from, seconds=renamed_in)
     return result
@@ -237,9 +237,18 @@ def _rename_if_moved(
     return record.name if record.name != item.path.name else ""
 
 
-def _keep_source(stores: Stores, collection: str, doc_id: str, item: _File) -> None:
+def keep_source(stores: Stores, collection: str, doc_id: str, source: str) -> None:
     """Record where the document came from (after its ingest: a kill between the two leaves a
     document without a source, which the next sync finds skipped and records then)."""
     record = stores.docstore.get_document(collection, doc_id)
-    if record is not None and record.status == "ready" and record.source != item.source:
-        stores.docstore.put_document(replace(record, source=item.source))
+    if record is not None and record.status == "ready" and record.source != source:
+        stores.docstore.put_document(replace(record, source=source))
+
+
+def keep_sources(stores: Stores, collection: str, results: Sequence[FileResult]) -> None:
+    """The sources of the files a plain `ingest` stored (so a later --sync of their folder
+    knows them, and answers can name their printed page labels)."""
+    for result in results:
+        if keeps(result) and result.doc_id:
+            source = str(result.path.parent.resolve() / result.path.name)
+            keep_source(stores, collection, result.doc_id, source)
