@@ -124,8 +124,9 @@ async def exercise(session: ClientSession, sentences: dict[str, str], named: boo
     async def refused(tool: str, arguments: dict[str, Any]) -> str:
         return error_text(await session.call_tool(tool, {**where, **arguments}))
 
-    assert await refused("answer", {"question": QUESTION, "collection": "nosuch"}) == (
-        sentences["collection"]
+    assert (
+        await refused("answer", {"question": QUESTION, "collection": "nosuch"})
+        == (sentences["collection"])
     )
     assert await refused("answer", {"question": QUESTION, "top_k": 99}) == sentences["top_k"]
     assert await refused("answer", {"question": QUESTION, "pages": "9-12"}) == sentences["pages"]
@@ -133,7 +134,9 @@ async def exercise(session: ClientSession, sentences: dict[str, str], named: boo
         "The question is empty; ask something about the documents."
     )
     past = await refused("read_pages", {"document": DEMO_PDF.name, "pages": "9"})
-    assert past == f"Page 9 is past the end of {DEMO_PDF.name}, which has pages 1-3; ask within those."
+    assert past == (
+        f"Page 9 is past the end of {DEMO_PDF.name}, which has pages 1-3; ask within those."
+    )
     for text in (*sentences.values(), past):
         assert "Traceback" not in text and "\n" not in text
 
