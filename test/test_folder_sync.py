@@ -279,3 +279,61 @@ def test_watch_picks_up_a_new_file_in_seconds_and_waits_for_one_being_written(
     documents = json.loads(listed.stdout)
     assert sorted(d["name"] for d in documents) == ["alpha.pdf", "bravo.pdf", "charlie.pdf"]
     assert all(d["chunksInMilvus"] == d["chunksInDocstore"] > 0 for d in documents)
+
+
+def cited(base: str, collection: str, question: str) -> list[str]:
+    import httpx
+
+    response = httpx.post(
+        f"{base}/api/rag/query", json={"query": question, "collection": collection}, timeout=120
+    )
+    if response.status_code == 404:  # the collection holds nothing any more
+        return []
+    assert response.status_code == 200, response.text
+    return [source["documentName"] for source in response.json()["sources"]]
+
+
+@pytest.mark.server
+def test_a_serve_process_sees_what_a_sync_in_another_process_added_renamed_and_removed(
+    tmp_path: Path, milvus_server_uri: str, mongo_wire_uri: str
+) -> None:
+    import uuid
+
+    from serve_helpers import running_server
+
+    collection = f"sync_{uuid.uuid4().hex[:8]}"
+    shared = {
+        "MILVUS_URI": milvus_server_uri,
+        "MONGODB_URI": mongo_wire_uri,
+        "MONGODB_DATABASE": collection,
+    }
+    folder = tmp_path / "shelf"
+    folder.mkdir()
+    pdf(folder, "alpha.pdf", "alpha")
+    pdf(folder, "bravo.pdf", "bravo")
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+    env.update(RAG_STORAGE_DIR=str(tmp_path / "syncing"), HF_HUB_OFFLINE="1", **shared)
+
+    def sync_in_another_process() -> None:
+        command = [sys.executable, "main.py", "ingest", str(folder), "--sync"]
+        done = subprocess.run(
+            [*command, "--collection", collection],
+            cwd=PROJECT_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    question = "What does the bravo report cover?"
+    (tmp_path / "serving").mkdir()
+    with running_server(tmp_path / "serving" / "storage", **shared) as base:
+        sync_in_another_process()
+        assert cited(base, collection, question)[0] == "bravo.pdf"
+        (folder / "bravo.pdf").rename(folder / "bravo-2024.pdf")
+        sync_in_another_process()
+        renamed = cited(base, collection, question)
+        assert renamed[0] == "bravo-2024.pdf" and "bravo.pdf" not in renamed
+        (folder / "bravo-2024.pdf").unlink()
+        sync_in_another_process()
+        assert not {"bravo.pdf", "bravo-2024.pdf"} & set(cited(base, collection, question))
