@@ -15,7 +15,7 @@ python main.py tree DOC --import tree.json                      # store PageInde
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
-python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]
+python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]  # MCP at /mcp too
 """
 
 from __future__ import annotations
