@@ -21,22 +21,19 @@ from citerag.mcp_server.models import Answer, Document, Documents, Page, Pages, 
 from citerag.plan.limits import checked_question, checked_top_k
 from citerag.query.modes import answer_question
 from citerag.retrieve.page_evidence import page_texts
+from citerag.serve.schemas import parse_pages
 from citerag.store.base import PageRange
 from citerag.types import DocumentRecord
 
 MAX_PAGES = 20  # pages one read_pages call returns: a whole book would flood the context
 
 
-def parse_pages(text: str) -> PageRange:
-    """'A-B' or 'N' as a page range; the sentence `main.py query --pages` gives otherwise."""
-    parts = text.strip().split("-")
-    try:
-        first, last = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (0, -1)
-    except ValueError:
-        first, last = 0, -1
-    if first < 1 or last < first:
-        raise InputError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7")
-    return PageRange(first, last)
+def page_range(text: str) -> PageRange:
+    """'A-B' or 'N' as a page range (as the API and `query --pages` read it)."""
+    pages = parse_pages(text)
+    if pages is None:
+        raise InputError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7.")
+    return pages
 
 
 class Library:
@@ -61,9 +58,9 @@ class Library:
     ) -> Answer:
         question = checked_question(question)
         checked_top_k(top_k)
-        page_range = parse_pages(pages) if pages else None
+        within = parse_pages(pages)
         name = self.collection(collection)
-        result = answer_question(self._engine, question, name, mode, top_k, page_range).to_dict()
+        result = answer_question(self._engine, question, name, mode, top_k, within).to_dict()
         return Answer(
             answer=result["answer"],
             sources=self._sources(name, result["sources"]),
@@ -96,7 +93,7 @@ class Library:
         )
 
     def read_pages(self, document: str, pages: str, collection: str | None) -> Pages:
-        wanted = parse_pages(pages)
+        wanted = page_range(pages)
         name = self.collection(collection)
         record = self._document(name, document)
         if wanted.first > record.pages:
