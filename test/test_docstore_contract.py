@@ -87,7 +87,8 @@ def test_a_docstore_file_from_before_sources_gains_the_column_and_keeps_its_docu
             "NOT NULL, pages INTEGER NOT NULL, parser TEXT NOT NULL, status TEXT NOT NULL, "
             "created_at REAL NOT NULL, PRIMARY KEY (collection, doc_id))"
         )
-        old.execute("INSERT INTO documents VALUES ('main', 'd1', 'a.pdf', 3, 'pymupdf', 'ready', 1)")
+        row = "('main', 'd1', 'a.pdf', 3, 'pymupdf', 'ready', 1)"
+        old.execute(f"INSERT INTO documents VALUES {row}")
     store = SQLiteDocStore(path)
     try:
         [kept] = store.list_documents("main")
