@@ -324,8 +324,9 @@ def run_ingest(args: argparse.Namespace) -> int:
             lambda position, item: StageBar(f"[{position}/{len(found)}] {item.path.name}"),
             report,
         )
-        if engine is not None:
-            keep_sources(engine.stores, collection, results)
+        stores = getattr(engine, "stores", None)  # None: no engine (or a test's stand-in)
+        if stores is not None:
+            keep_sources(stores, collection, results)
     totals = ShelfTotals.of(results, time.perf_counter() - started)
     print(format_totals(totals, collection))
     return 1 if totals.failed else 0
@@ -522,10 +523,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from citerag.serve.server import serve
 
     target = load_target(args.article)
-    from citerag.mcp_server.http import mcp_mount
-
-    folders = article_folders(load_config())
-    serve(target.settings, args.host, args.port, folders, target, (mcp_mount(args.host),))
+    serve(target.settings, args.host, args.port, article_folders(load_config()), target)
     return 0
 
 

@@ -9,35 +9,42 @@ rerank, highlights) without the answer step.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from llama_index.core.schema import QueryBundle
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.answer.contract import SourceRecord, sources_from_nodes
-from citerag.engine import Engine, check_collection_name
+from citerag.engine import check_collection_name
 from citerag.errors import InputError
 from citerag.mcp_server.labels import PageLabels
 from citerag.mcp_server.models import Answer, Document, Documents, Page, Pages, Source, Sources
 from citerag.plan.limits import checked_question, checked_top_k
-from citerag.query.modes import answer_question
+from citerag.query.modes import AnsweringEngine, answer_question
 from citerag.retrieve.page_evidence import page_texts
-from citerag.serve.schemas import parse_pages
-from citerag.store.base import PageRange
+from citerag.settings import Settings
+from citerag.store.base import DocStore, parse_page_range
 from citerag.types import DocumentRecord
 
 MAX_PAGES = 20  # pages one read_pages call returns: a whole book would flood the context
 
 
-def page_range(text: str) -> PageRange:
-    """'A-B' or 'N' as a page range (as the API and `query --pages` read it)."""
-    pages = parse_pages(text)
-    if pages is None:
-        raise InputError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7.")
-    return pages
+class Retrieves(Protocol):
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]: ...
+
+
+class LibraryEngine(AnsweringEngine, Protocol):
+    """The part of `citerag.engine.Engine` the tools use."""
+
+    settings: Settings
+    docstore: DocStore
+
+    def searchable_state(self, collection: str) -> object: ...
+
+    def query_engine(self, collection: str, top_k: int | None = None) -> Retrieves: ...
 
 
 class Library:
-    def __init__(self, engine: Engine, default_collection: str) -> None:
+    def __init__(self, engine: LibraryEngine, default_collection: str) -> None:
         self._engine = engine
         self._default = default_collection
         self._labels = PageLabels(engine.settings)
@@ -58,7 +65,7 @@ class Library:
     ) -> Answer:
         question = checked_question(question)
         checked_top_k(top_k)
-        within = parse_pages(pages)
+        within = parse_page_range(pages) if pages and pages.strip() else None
         name = self.collection(collection)
         result = answer_question(self._engine, question, name, mode, top_k, within).to_dict()
         return Answer(
@@ -93,7 +100,7 @@ class Library:
         )
 
     def read_pages(self, document: str, pages: str, collection: str | None) -> Pages:
-        wanted = page_range(pages)
+        wanted = parse_page_range(pages)
         name = self.collection(collection)
         record = self._document(name, document)
         if wanted.first > record.pages:

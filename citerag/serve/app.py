@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citerag.article import DEFAULT_COLLECTION
 from citerag.serve.api_errors import error_body, install_error_handlers
+from citerag.serve.mcp_endpoint import mount_mcp
 from citerag.serve.page_images import PageSource
 from citerag.serve.routes_documents import router as documents_router
 from citerag.serve.routes_query import router as query_router
@@ -27,20 +28,13 @@ STATIC_DIR = Path(__file__).parent / "static"
 MULTIPART_SLACK = 64 * 1024  # boundaries and headers around the file in an upload body
 
 
-# Adds routes to the app (the MCP endpoint: citerag.mcp_server.http); what it returns runs for
-# as long as the app serves.
-AppMount = Callable[[FastAPI, Served], AbstractAsyncContextManager[None]]
-
-
 def create_app(
     engine: ServedEngine,
     pdf_folders: Sequence[Path] = (),
     default_collection: str = DEFAULT_COLLECTION,
-    mounts: Sequence[AppMount] = (),
 ) -> FastAPI:
     """The API over `engine` (its owner closes it); PDFs for the viewer come from the uploads
-    and from `pdf_folders`; a question that names no collection asks `default_collection`;
-    `mounts` add their routes (after the API's own)."""
+    and from `pdf_folders`; a question that names no collection asks `default_collection`."""
     settings = engine.settings
     files = FileStore(settings.storage_dir / "uploads")
     state = Served(
@@ -52,13 +46,9 @@ def create_app(
         default_collection=default_collection,
     )
 
-    running: list[AbstractAsyncContextManager[None]] = []
-
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        async with AsyncExitStack() as stack:
-            for context in running:
-                await stack.enter_async_context(context)
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with app.state.mcp_sessions():  # the /mcp endpoint's, while the app serves
             yield
         state.uploads.shutdown()
 
@@ -73,7 +63,7 @@ def create_app(
     app.include_router(query_router)
     app.include_router(documents_router)
     _add_viewer(app)
-    running.extend(mount(app, state) for mount in mounts)
+    app.state.mcp_sessions = mount_mcp(app, state)
     cap = int(settings.max_upload_mb * 1_048_576) + MULTIPART_SLACK
     app.add_middleware(BodyLimit, limit=cap, cap_mb=settings.max_upload_mb)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]

@@ -12,7 +12,7 @@ import uvicorn
 from citerag.article import DEFAULT_COLLECTION, Article
 from citerag.engine import Engine
 from citerag.errors import InputError
-from citerag.serve.app import AppMount, create_app
+from citerag.serve.app import create_app
 from citerag.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,16 +38,14 @@ def serve(
     port: int = 8000,
     pdf_folders: Sequence[Path] = (),
     article: Article | None = None,
-    mounts: Sequence[AppMount] = (),
 ) -> None:
     """Open the engine (with the article's extraction schema, if one is given; an error here is
-    the CLI's one sentence), then serve until stopped; `mounts` add routes (`/mcp`)."""
+    the CLI's one sentence), then serve until stopped."""
     if not 0 < port < 65536:
         raise InputError(f"Port {port} is not valid; use 1 to 65535.")
     check_port_free(host, port)
     engine = Engine(settings, schema=article.schema if article else None)
-    collection = article.collection if article else DEFAULT_COLLECTION
-    app = create_app(engine, pdf_folders, collection, mounts)
+    app = create_app(engine, pdf_folders, article.collection if article else DEFAULT_COLLECTION)
     if host not in {"127.0.0.1", "localhost", "::1"} and not settings.api_key:
         log.warning("serving on %s without an API key: set RAG_API_KEY to require one", host)
     if article is not None and article.name is not None:
