@@ -67,7 +67,7 @@ def test_the_summary_line_counts_each_kind_of_change(tmp_path: Path) -> None:
     ("paths", "sentence"),
     [
         (["shelf", "shelf"], "give exactly one folder"),
-        (["shelf/a.pdf"], "is not a folder; --sync keeps a collection equal to one folder"),
+        (["shelf/a.pdf"], "is not a folder; give --sync the folder whose PDFs"),
         (["missing"], "is not a folder"),
     ],
 )

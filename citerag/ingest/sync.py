@@ -102,7 +102,8 @@ def is_inside(source: str, folder: Path) -> bool:
 def check_sync_folder(folder: Path) -> Path:
     if not folder.is_dir():
         raise InputError(
-            f"{folder} is not a folder; --sync keeps a collection equal to one folder, give it."
+            f"{folder} is not a folder; give --sync the folder whose PDFs the collection "
+            "should hold."
         )
     return folder
 
