@@ -29,9 +29,9 @@ ENGINE_THREADS = 4  # tool calls answered at once over stdio; the rest wait thei
 
 INSTRUCTIONS = (
     "Answers questions from the user's PDF documents with citations: each [N] in an answer "
-    "cites sources[N-1], with its document, page and the highlighted sentences that support "
-    "it (highlights[i].text == content[startOffset:endOffset]). Use list_documents to see what "
-    "is stored and read_pages to check a citation against its page."
+    "cites the source whose citationNumber is N, with its document, page and the highlighted "
+    "sentences that support it (highlights[i].text == content[startOffset:endOffset]). Use "
+    "list_documents to see what is stored and read_pages to check a citation against its page."
 )
 Collection = Annotated[
     str | None,
