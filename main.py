@@ -2,6 +2,8 @@
 
 python main.py          # ingest ACTIVE_ARTICLE if needed, then answer its queries
 python main.py ingest PDF_OR_FOLDER... [--collection NAME | --article NAME]  # folders: *.pdf
+python main.py ingest FOLDER --sync [--watch] [--collection NAME]  # the collection = the folder
+python main.py mcp [--collection NAME]                          # MCP server over stdio
 python main.py query TEXT [--collection NAME | --article NAME] [--json] [--top-k N] [--pages A-B]
 python main.py query --questions FILE [--json] ...
 python main.py query TEXT --mode tree [--top-k-files N] ...   # sections of several files
@@ -13,7 +15,7 @@ python main.py tree DOC --import tree.json                      # store PageInde
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
-python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]
+python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]  # MCP at /mcp too
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,8 @@ from citerag.cli_output import (  # noqa: E402
     format_answer,
     format_documents,
     format_file_result,
+    format_sync_result,
+    format_sync_totals,
     format_totals,
 )
 from citerag.env_file import load_env_file  # noqa: E402
@@ -70,6 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", type=Path, help="PDF files, and folders searched for *.pdf"
     )
     add_target_arguments(ingest)
+    ingest.add_argument(
+        "--sync",
+        action="store_true",
+        help="make the collection hold what the one FOLDER holds: new files added, changed ones "
+        "replaced, renamed ones renamed (not embedded again), documents whose file left the "
+        "folder removed (only documents ingested from that folder)",
+    )
+    ingest.add_argument(
+        "--watch",
+        action="store_true",
+        help="--sync, then again after each change to the folder, until Ctrl-C",
+    )
 
     query = commands.add_parser("query", help="answer a question with cited sources")
     query.add_argument("text", nargs="?", help="the question (or use --questions FILE)")
@@ -149,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="an article of ARTICLE_CONFIGS in config.py: its settings, schema and domain words",
     )
+    mcp = commands.add_parser(
+        "mcp",
+        help="an MCP server over stdio for desktop clients and IDE agents (answer, search, "
+        "list_documents, read_pages); `serve` also serves it over HTTP at /mcp",
+    )
+    add_target_arguments(mcp)
     return parser
 
 
@@ -290,7 +312,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     from citerag.engine import check_collection_name
     from citerag.ingest.discover import discover_pdfs
     from citerag.ingest.shelf import FileResult, ShelfTotals, ingest_shelf
+    from citerag.ingest.sync import keep_sources
 
+    if args.sync or args.watch:
+        return run_sync(args)
     started = time.perf_counter()
     target = resolve_target(args)
     collection = target.collection
@@ -316,9 +341,54 @@ def run_ingest(args: argparse.Namespace) -> int:
             lambda position, item: StageBar(f"[{position}/{len(found)}] {item.path.name}"),
             report,
         )
+        stores = getattr(engine, "stores", None)  # None: no engine (or a test's stand-in)
+        if stores is not None:
+            keep_sources(stores, collection, results)
     totals = ShelfTotals.of(results, time.perf_counter() - started)
     print(format_totals(totals, collection))
     return 1 if totals.failed else 0
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    """`ingest FOLDER --sync`: one sync and its summary line (exit 1 when a file failed);
+    with --watch, a sync after each change until Ctrl-C (exit 0)."""
+    from citerag.engine import check_collection_name
+    from citerag.ingest.shelf import FileResult
+    from citerag.ingest.sync import SyncTotals, check_sync_folder, sync_folder
+    from citerag.ingest.watch import watch_folder
+
+    if len(args.paths) != 1:
+        raise InputError(
+            "--sync keeps a collection equal to one folder; give exactly one folder (run it "
+            "once per folder)."
+        )
+    folder = check_sync_folder(args.paths[0])
+    target = resolve_target(args)
+    collection = check_collection_name(target.collection)
+
+    def report(result: FileResult) -> None:
+        if result.failed:
+            print(f"error: {result.message}", file=sys.stderr, flush=True)
+        print(format_sync_result(result), flush=True)
+
+    with open_engine(target) as engine:
+
+        def one_sync(settling: Collection[str] = ()) -> SyncTotals:
+            results = sync_folder(
+                engine, folder, collection, lambda path: StageBar(path.name), report, settling
+            )
+            totals = SyncTotals.of(results)
+            print(format_sync_totals(totals, folder, collection), flush=True)
+            return totals
+
+        if not args.watch:
+            return 1 if one_sync().failed else 0
+        print(f"watching {folder} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        try:
+            watch_folder(folder, one_sync)
+        except KeyboardInterrupt:
+            print(f"stopped watching {folder}", file=sys.stderr, flush=True)
+    return 0
 
 
 def run_query(args: argparse.Namespace) -> int:
@@ -476,6 +546,19 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_mcp(args: argparse.Namespace) -> int:
+    """The MCP server over stdio until the client closes it (stdout is the protocol's)."""
+    from citerag.engine import check_collection_name
+    from citerag.mcp_server.library import Library
+    from citerag.mcp_server.server import build_server
+
+    target = resolve_target(args)
+    collection = check_collection_name(target.collection)
+    with open_engine(target) as engine:
+        build_server(Library(engine, collection)).run("stdio")
+    return 0
+
+
 LOG_LEVEL_VARIABLE = "RAG_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -505,6 +588,7 @@ COMMANDS = {
     "tree": run_tree,
     "inspect": run_inspect,
     "serve": run_serve,
+    "mcp": run_mcp,
 }
 
 

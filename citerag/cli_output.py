@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from tqdm import tqdm
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from citerag.answer.contract import AnswerResult, UnsupportedRecord
     from citerag.engine import DocumentSummary
     from citerag.ingest.shelf import FileResult, ShelfTotals
+    from citerag.ingest.sync import SyncTotals
 
 WIDTH = 100
 
@@ -53,6 +55,31 @@ def format_file_result(result: FileResult) -> str:
     return (
         f"{result.name}: {result.status} ({result.pages} pages, {result.chunks} chunks, "
         f"{result.seconds:.1f} s{same})"
+    )
+
+
+def format_sync_result(result: FileResult) -> str:
+    """One line of a folder sync: a file's ingest line, or what a rename or removal did."""
+    if result.status == "renamed":
+        return f"{result.name}: renamed from {result.same_as!r} (nothing embedded again)"
+    if result.status == "removed":
+        return f"{result.name}: removed (its file is gone from the folder)"
+    if result.status == "waiting":
+        return f"{result.name}: waiting (still being written)"
+    return format_file_result(result)
+
+
+def format_sync_totals(totals: SyncTotals, folder: Path, collection: str) -> str:
+    """The summary line: added / replaced / removed / unchanged, and renames and failures."""
+    extra = "".join(
+        f", {count} {what}"
+        for what, count in (("failed", totals.failed), ("waiting", totals.waiting))
+        if count
+    )
+    return (
+        f"synced {folder} into collection {collection!r}: {totals.added} added / "
+        f"{totals.replaced} replaced / {totals.removed} removed / {totals.unchanged} unchanged "
+        f"({totals.renamed} renamed{extra})"
     )
 
 

@@ -149,6 +149,10 @@ class DocumentRecord:
     parser: str
     status: Literal["pending", "ready"] = "pending"
     created_at: float = 0.0
+    # The file it was ingested from (absolute), where a folder sync recorded it; "" otherwise
+    # (uploads, and documents ingested before sources were kept). `ingest --sync` only ever
+    # removes or renames documents whose source lies inside the folder it syncs.
+    source: str = ""
 
 
 @dataclass

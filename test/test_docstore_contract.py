@@ -73,3 +73,25 @@ def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9/")
     with pytest.raises(BackendUnavailable, match="MONGODB_URI"):
         open_docstore(settings)
+
+
+def test_a_docstore_file_from_before_sources_gains_the_column_and_keeps_its_documents(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "docstore.sqlite"
+    with sqlite3.connect(path) as old:  # the documents table as it was written before sources
+        old.execute(
+            "CREATE TABLE documents (collection TEXT NOT NULL, doc_id TEXT NOT NULL, name TEXT "
+            "NOT NULL, pages INTEGER NOT NULL, parser TEXT NOT NULL, status TEXT NOT NULL, "
+            "created_at REAL NOT NULL, PRIMARY KEY (collection, doc_id))"
+        )
+        row = "('main', 'd1', 'a.pdf', 3, 'pymupdf', 'ready', 1)"
+        old.execute(f"INSERT INTO documents VALUES {row}")
+    store = SQLiteDocStore(path)
+    try:
+        [kept] = store.list_documents("main")
+        assert (kept.name, kept.source) == ("a.pdf", "")
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citerag.article import DEFAULT_COLLECTION
 from citerag.serve.api_errors import error_body, install_error_handlers
+from citerag.serve.mcp_endpoint import mount_mcp
 from citerag.serve.page_images import PageSource
 from citerag.serve.routes_documents import router as documents_router
 from citerag.serve.routes_query import router as query_router
@@ -46,8 +47,9 @@ def create_app(
     )
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with app.state.mcp_sessions():  # the /mcp endpoint's, while the app serves
+            yield
         state.uploads.shutdown()
 
     app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not from a CDN
@@ -61,6 +63,7 @@ def create_app(
     app.include_router(query_router)
     app.include_router(documents_router)
     _add_viewer(app)
+    app.state.mcp_sessions = mount_mcp(app, state)
     cap = int(settings.max_upload_mb * 1_048_576) + MULTIPART_SLACK
     app.add_middleware(BodyLimit, limit=cap, cap_mb=settings.max_upload_mb)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]

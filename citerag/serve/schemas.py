@@ -12,7 +12,7 @@ from citerag.plan.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question,
 from citerag.query.conversation import ROLES, ChatTurn
 from citerag.retrieve.routing import WHERE_KEYS, checked_where
 from citerag.serve.api_errors import Refused
-from citerag.store.base import PageRange
+from citerag.store.base import PageRange, parse_page_range
 from citerag.tools.tree_mode import TOP_K_FILES
 
 MAX_TOP_K_FILES = 20
@@ -159,11 +159,4 @@ def parse_pages(text: str | None) -> PageRange | None:
     """'A-B' (or 'A') as a page range, like the CLI's --pages; an InputError otherwise."""
     if text is None or not text.strip():
         return None
-    parts = text.strip().split("-")
-    try:
-        first, last = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (0, -1)
-    except ValueError:
-        first, last = 0, -1
-    if first < 1 or last < first:
-        raise InputError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7.")
-    return PageRange(first, last)
+    return parse_page_range(text)

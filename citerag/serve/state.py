@@ -15,14 +15,15 @@ from citerag.answer.contract import AnswerResult
 from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.mcp_server.library import LibraryEngine
 from citerag.query.conversation import ChatTurn
-from citerag.query.modes import AnsweringEngine, answer_question
+from citerag.query.modes import answer_question
 from citerag.serve.api_errors import ApiError
 from citerag.serve.page_images import PageSource
 from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
-from citerag.store.base import DocStore, PageRange
+from citerag.store.base import PageRange
 from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord
 
@@ -30,11 +31,9 @@ T = TypeVar("T")
 ENGINE_THREADS = 4  # questions answered at once; the rest wait their turn
 
 
-class ServedEngine(AnsweringEngine, Protocol):
-    """The part of `citerag.engine.Engine` the API uses: what the modes call, and more."""
-
-    settings: Settings
-    docstore: DocStore
+class ServedEngine(LibraryEngine, Protocol):
+    """The part of `citerag.engine.Engine` the API uses: what the modes and the MCP tools
+    call, and more."""
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None

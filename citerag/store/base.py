@@ -11,6 +11,7 @@ import numpy as np
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from citerag.errors import InputError
 from citerag.store.keywords import KeywordIndex
 from citerag.types import DocumentRecord, JSONObject
 
@@ -46,6 +47,18 @@ class VectorQuery:
 class PageRange:
     first: int
     last: int
+
+
+def parse_page_range(text: str) -> PageRange:
+    """'A-B' or 'N' as a page range; an InputError with the sentence the API answers."""
+    parts = text.strip().split("-")
+    try:
+        first, last = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (0, -1)
+    except ValueError:
+        first, last = 0, -1
+    if first < 1 or last < first:
+        raise InputError(f"{text!r} is not a page range; write it as A-B, e.g. 3-7.")
+    return PageRange(first, last)
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,10 @@ class VectorIndex(Protocol):
 
     def count(self, collection: str, doc_id: str | None = None) -> int: ...
     def ids_of(self, collection: str, doc_id: str) -> list[str]: ...
+    def rows_of(self, collection: str, doc_id: str) -> list[VectorRow]:
+        """The document's rows, vectors included, as stored."""
+        ...
+
     def delete_document(self, collection: str, doc_id: str) -> None: ...
     def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None: ...
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]: ...

@@ -23,6 +23,7 @@ SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
 # Milvus answers at most this many rows per query (its default query result window).
 MAX_QUERY_ROWS = 16384
+ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
 
 # VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
 ID_BYTES = 128
@@ -215,6 +216,20 @@ class MilvusIndex:
     def ids_of(self, collection: str, doc_id: str) -> list[str]:
         return self._field_values(collection, f"doc_id == {milvus_literal(doc_id)}", "id")
 
+    def rows_of(self, collection: str, doc_id: str) -> list[VectorRow]:
+        """The document's rows with their vectors, as stored (what a rename writes back under
+        the new name without embedding anything again)."""
+        name = milvus_collection_name(collection)
+        ids = self.ids_of(collection, doc_id)
+        fields = ["id", "vector", *SCALAR_FIELDS, "page"]
+        rows: list[dict[str, Any]] = []
+        with self._lock:
+            for start in range(0, len(ids), ROWS_PER_GET):
+                rows += self._client.get(
+                    name, ids=ids[start : start + ROWS_PER_GET], output_fields=fields
+                )
+        return [_row(row) for row in rows]
+
     def delete_document(self, collection: str, doc_id: str) -> None:
         self.remove_rows(milvus_collection_name(collection), doc_id)
 
@@ -316,6 +331,15 @@ def _entity(row: VectorRow) -> dict[str, object]:
     for field, max_bytes in SCALAR_FIELDS.items():
         entity[field] = truncate_utf8(str(getattr(row, field)), max_bytes)
     return entity
+
+
+def _row(entity: dict[str, Any]) -> VectorRow:
+    return VectorRow(
+        chunk_id=str(entity["id"]),
+        vector=np.asarray(entity["vector"], dtype=np.float32),
+        page=int(entity["page"]),
+        **{field: str(entity[field]) for field in SCALAR_FIELDS},
+    )
 
 
 def _search_expression(

@@ -19,7 +19,16 @@ from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
 from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
-DOCUMENT_FIELDS = ("doc_id", "name", "collection", "pages", "parser", "status", "created_at")
+DOCUMENT_FIELDS = (
+    "doc_id",
+    "name",
+    "collection",
+    "pages",
+    "parser",
+    "status",
+    "created_at",
+    "source",
+)
 
 
 class MongoDocStore:
@@ -246,4 +255,5 @@ def _record(data: dict[str, Any]) -> DocumentRecord:
         parser=data["parser"],
         status=data["status"],
         created_at=float(data["created_at"]),
+        source=str(data.get("source") or ""),  # absent from records written before sources
     )

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS documents (
     parser TEXT NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('pending', 'ready')),
     created_at REAL NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (collection, doc_id)
 );
 CREATE INDEX IF NOT EXISTS documents_by_name ON documents (collection, name);
@@ -71,7 +72,7 @@ CREATE TABLE IF NOT EXISTS trees (
 # Stays below SQLite's bound-parameter limit on old builds (999) with room for the collection.
 ID_BATCH = 500
 
-DOCUMENT_COLUMNS = "doc_id, name, collection, pages, parser, status, created_at"
+DOCUMENT_COLUMNS = "doc_id, name, collection, pages, parser, status, created_at, source"
 
 
 class SQLiteDocStore:
@@ -84,6 +85,16 @@ class SQLiteDocStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(SCHEMA)
+        self._add_source_column()
+
+    def _add_source_column(self) -> None:
+        """Files written before documents kept their source get the column (empty)."""
+        with self._lock:
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(documents)")}
+            if "source" not in columns:
+                self._conn.execute(
+                    "ALTER TABLE documents ADD COLUMN source TEXT NOT NULL DEFAULT ''"
+                )
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -104,11 +115,11 @@ class SQLiteDocStore:
         with self._transaction() as conn:
             conn.execute(
                 "INSERT INTO documents"
-                " (collection, doc_id, name, pages, parser, status, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " (collection, doc_id, name, pages, parser, status, created_at, source)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (collection, doc_id) DO UPDATE SET name = excluded.name,"
                 " pages = excluded.pages, parser = excluded.parser, status = excluded.status,"
-                " created_at = excluded.created_at",
+                " created_at = excluded.created_at, source = excluded.source",
                 (
                     record.collection,
                     record.doc_id,
@@ -117,6 +128,7 @@ class SQLiteDocStore:
                     record.parser,
                     record.status,
                     record.created_at,
+                    record.source,
                 ),
             )
 
@@ -321,7 +333,7 @@ class SQLiteDocStore:
 
 
 def _record(row: tuple[Any, ...]) -> DocumentRecord:
-    doc_id, name, collection, pages, parser, status, created_at = row
+    doc_id, name, collection, pages, parser, status, created_at, source = row
     return DocumentRecord(
         doc_id=doc_id,
         name=name,
@@ -330,6 +342,7 @@ def _record(row: tuple[Any, ...]) -> DocumentRecord:
         parser=parser,
         status=status,
         created_at=float(created_at),
+        source=str(source or ""),
     )
 
 

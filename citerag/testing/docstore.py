@@ -7,6 +7,7 @@ Subclass `DocStoreContract` and give the class a `docstore` fixture that yields 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
@@ -65,6 +66,17 @@ class DocStoreContract:
         docstore.put_document(record("d1"))
         assert docstore.get_document("main", "d1") == record("d1")
         assert docstore.get_document("main", "missing") is None
+
+    def test_a_document_keeps_its_source_path_and_a_rewrite_changes_it(
+        self, docstore: DocStore
+    ) -> None:
+        first = replace(record("d1"), source="/shelf/a/report.pdf")
+        docstore.put_document(first)
+        assert docstore.get_document("main", "d1") == first
+        moved = replace(first, name="renamed.pdf", source="/shelf/a/renamed.pdf")
+        docstore.put_document(moved)
+        assert docstore.find_by_name("main", "renamed.pdf") == [moved]
+        assert docstore.find_by_name("main", "report.pdf") == []
 
     def test_pending_documents_are_hidden_until_marked_ready(self, docstore: DocStore) -> None:
         docstore.put_document(record("d1"))

@@ -68,6 +68,24 @@ def first_hits(index: VectorIndex, query: VectorQuery) -> list[tuple[str, float]
 
 
 class VectorIndexContract:
+    def test_rows_read_back_with_their_vectors_and_written_again_under_a_new_name(
+        self, vector_index: VectorIndex
+    ) -> None:
+        vectors = unit_vectors(5, seed=30)
+        vector_index.insert("main", rows_for("d1", vectors))
+        vector_index.insert("main", rows_for("d2", unit_vectors(3, seed=31)))
+        rows = sorted(vector_index.rows_of("main", "d1"), key=lambda r: r.chunk_id)
+        assert [r.chunk_id for r in rows] == [f"d1-c{i}" for i in range(5)]
+        assert np.allclose(np.stack([r.vector for r in rows]), vectors, atol=1e-6)
+        assert rows[1].page == 2 and rows[1].node_type == "table" and rows[1].doc_name == "d1.pdf"
+        for row in rows:
+            row.doc_name = "renamed.pdf"
+        vector_index.insert("main", rows)  # an upsert: the same ids, no second copy
+        assert vector_index.count("main", "d1") == 5 and vector_index.count("main") == 8
+        named = MetadataFilters(filters=[leaf("doc_name", "renamed.pdf")])
+        hits = first_hits(vector_index, VectorQuery(vectors[:1], top_k=10, filters=named))
+        assert hits[0][0] == "d1-c0" and len(hits) == 5
+
     def test_an_inserted_vector_finds_itself_first(self, vector_index: VectorIndex) -> None:
         vectors = unit_vectors(40)
         vector_index.ensure_collection("main", DIM)
