@@ -26,55 +26,18 @@ from citerag.text.periods import NamedPeriod, named_period
 from citerag.types import DocumentCard
 
 _WORD = re.compile(r"[A-Za-z0-9&]+")
-_LEGAL = frozenset(
-    [
-        "inc",
-        "incorporated",
-        "corp",
-        "corporation",
-        "co",
-        "company",
-        "plc",
-        "ltd",
-        "limited",
-        "llc",
-        "lp",
-        "sa",
-        "nv",
-        "ag",
-        "se",
-        "the",
-        "holdings",
-        "group",
-    ]
+# Words a company's name carries that do not tell it from another.
+_LEGAL_WORDS = (
+    "inc incorporated corp corporation co company plc ltd limited llc lp sa nv ag se the"
+    " holdings group"
 )
+_LEGAL = frozenset(_LEGAL_WORDS.split())
 # A first word that names too many companies to stand for one ("American Water Works").
-_GENERIC_FIRST_WORDS = frozenset(
-    [
-        "american",
-        "general",
-        "united",
-        "first",
-        "national",
-        "international",
-        "global",
-        "new",
-        "north",
-        "south",
-        "east",
-        "west",
-        "best",
-        "great",
-        "royal",
-        "bank",
-        "standard",
-        "central",
-        "pacific",
-        "atlantic",
-        "southern",
-        "northern",
-    ]
+_GENERIC_WORDS = (
+    "american general united first national international global new north south east west"
+    " best great royal bank standard central pacific atlantic southern northern"
 )
+_GENERIC_FIRST_WORDS = frozenset(_GENERIC_WORDS.split())
 MAX_NGRAM = 5
 
 
