@@ -54,9 +54,12 @@ from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
 from citerag.retrieve.routing import checked_where  # noqa: E402
+from citerag.settings import check_milvus_environment, unknown_variable_warnings  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
+from citerag.text.names import display_name  # noqa: E402
 
 log = logging.getLogger("citerag")
+MAX_QUESTIONS_FILE_BYTES = 16 * 2**20  # `query --questions FILE`
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--json", action="store_true", help="one answer contract (JSON) a line")
 
     tree = commands.add_parser("tree", help="a document's section tree (PageIndex JSON)")
-    tree.add_argument("name", help="the document's file name, as `list` shows it")
+    tree.add_argument(
+        "name", type=display_name, help="the document's file name, as `list` shows it"
+    )
     add_target_arguments(tree)
     tree.add_argument("--json", action="store_true", help="print PageIndex's JSON")
     tree.add_argument(
@@ -154,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--rows", type=positive_int, default=5, help="sample rows to show")
 
     delete = commands.add_parser("delete", help="remove a document by file name")
-    delete.add_argument("name")
+    delete.add_argument("name", type=display_name)
     delete.add_argument("--collection", default=DEFAULT_COLLECTION)
 
     serve = commands.add_parser("serve", help="the HTTP API and the viewer (uvicorn)")
@@ -263,9 +268,9 @@ def load_target(article: str | None = None, collection: str | None = None) -> Ar
 
 @contextmanager
 def open_engine(article: Article | None = None) -> Iterator[Any]:
+    target = article or load_target()  # settings checked before pymilvus is imported
     from citerag.engine import Engine
 
-    target = article or load_target()
     engine = Engine(target.settings, schema=target.schema)
     try:
         yield engine
@@ -338,7 +343,9 @@ def run_ingest(args: argparse.Namespace) -> int:
             engine,
             found,
             collection,
-            lambda position, item: StageBar(f"[{position}/{len(found)}] {item.path.name}"),
+            lambda position, item: StageBar(
+                f"[{position}/{len(found)}] {display_name(item.path.name)}"
+            ),
             report,
         )
         stores = getattr(engine, "stores", None)  # None: no engine (or a test's stand-in)
@@ -442,6 +449,8 @@ def run_chat(args: argparse.Namespace) -> int:
 
 def _turns(stream: Any) -> Iterator[str]:
     interactive = stream.isatty()
+    if hasattr(stream, "reconfigure"):  # bytes that are not UTF-8 reach the question's check
+        stream.reconfigure(errors="surrogateescape")
     while True:
         if interactive:
             print("you> ", end="", file=sys.stderr, flush=True)
@@ -486,9 +495,10 @@ def run_tree(args: argparse.Namespace) -> int:
 
 def _questions(args: argparse.Namespace) -> list[str]:
     if args.questions is not None:
-        if not args.questions.is_file():
-            raise InputError(f"Questions file {args.questions} does not exist; check the path.")
-        lines = [line.strip() for line in args.questions.read_text().splitlines()]
+        from citerag.text.bounded import read_bounded
+
+        data = read_bounded(args.questions, MAX_QUESTIONS_FILE_BYTES, "Questions file")
+        lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines()]
         questions = [line for line in lines if line]
     else:
         questions = [args.text] if args.text and args.text.strip() else []
@@ -595,8 +605,11 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        load_env_file()
+        from_env_file = load_env_file()
         configure_logging(args.verbose, os.environ.get(LOG_LEVEL_VARIABLE, ""))
+        for warning in unknown_variable_warnings(from_env_file):
+            log.warning(warning)
+        check_milvus_environment()  # pymilvus reads MILVUS_URI as it is imported
         if args.command is None:
             return run_configured_article()
         return COMMANDS[args.command](args)

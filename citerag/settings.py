@@ -6,10 +6,14 @@ pydantic-settings, names in `ENV_OVERRIDES`) take precedence over it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import re
+from collections.abc import Iterable, Mapping
+from difflib import get_close_matches
 from pathlib import Path
 from types import ModuleType
 from typing import Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -151,6 +155,16 @@ class Settings(BaseModel):
     def _expand_home(cls, value: Path) -> Path:
         return value.expanduser()
 
+    @field_validator("milvus_uri")
+    @classmethod
+    def _milvus_uri(cls, value: str) -> str:
+        return checked_milvus_uri(value)
+
+    @field_validator("mongodb_uri")
+    @classmethod
+    def _mongodb_uri(cls, value: str) -> str:
+        return checked_mongodb_uri(value)
+
     @model_validator(mode="after")
     def _check_ranges(self) -> Settings:
         if self.chunk_size < 32:
@@ -202,6 +216,83 @@ def require_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
         shown = ", ".join(repr(a) for a in allowed)
         raise ConfigError(f"{name} is {value!r}; choose one of {shown} in config.py.")
     return str(value)
+
+
+MILVUS_SERVER_SCHEMES = ("http", "https", "tcp", "grpc")  # and "unix" (a socket path)
+MONGODB_SCHEMES = ("mongodb", "mongodb+srv")
+_PASSWORD = re.compile(r"(//[^:/@]*:)[^@/]*@")
+
+
+def checked_milvus_uri(uri: str) -> str:
+    """`uri` when pymilvus can take it as `milvus_uri`: a server's URI with a host, a `unix:`
+    socket, or a Milvus Lite file ending in .db ("": Milvus Lite in the storage folder)."""
+    if not uri:
+        return uri
+    scheme, host, _ = _address(uri)
+    if (scheme in MILVUS_SERVER_SCHEMES and host) or scheme == "unix":
+        return uri
+    if scheme not in MILVUS_SERVER_SCHEMES and uri.endswith(".db"):
+        return uri
+    raise ConfigError(
+        f"milvus_uri is {shown_uri(uri)!r}, neither a Milvus server's URI (http://HOST:19530) "
+        "nor a Milvus Lite file ending in .db; fix MILVUS_URI (or config.py), or unset it to use "
+        "Milvus Lite in the storage folder."
+    )
+
+
+def check_milvus_variable(value: str) -> None:
+    """pymilvus reads the MILVUS_URI variable itself when it is imported and fails on anything
+    but http[s]://HOST[:PORT] with a host name or IPv4 address; say so before it is imported."""
+    scheme, host, port = _address(value)
+    if not value or (
+        scheme in MILVUS_SERVER_SCHEMES and host and ":" not in host and port is not None
+    ):
+        return
+    raise ConfigError(
+        f"MILVUS_URI is {shown_uri(value)!r}, which pymilvus cannot read from the environment "
+        "(it takes http://HOST:PORT, a host name or IPv4 address); fix the variable, or unset it "
+        "and set MILVUS_URI in config.py for a Milvus Lite file or another form."
+    )
+
+
+def check_milvus_environment(environ: Mapping[str, str] | None = None) -> None:
+    """The MILVUS_URI variable (of `environ`, default the process's) checked as `milvus_uri` and
+    as pymilvus reads it: call before anything imports pymilvus, which reads it on import."""
+    variable = (os.environ if environ is None else environ).get("MILVUS_URI", "")
+    check_milvus_variable(checked_milvus_uri(variable))
+
+
+def checked_mongodb_uri(uri: str) -> str:
+    """`uri` when it is a MongoDB URI with a host, or several ("": the SQLite docstore)."""
+    try:
+        parsed = urlsplit(uri)
+    except ValueError:
+        parsed = None
+    hosts = parsed.netloc.rsplit("@", 1)[-1] if parsed else ""
+    if not uri or (parsed and parsed.scheme.lower() in MONGODB_SCHEMES and hosts):
+        return uri
+    raise ConfigError(
+        f"mongodb_uri is {shown_uri(uri)!r}, not a MongoDB URI; write it as "
+        "mongodb://HOST:27017 (or mongodb+srv://HOST), or unset MONGODB_URI to use the embedded "
+        "SQLite docstore."
+    )
+
+
+def shown_uri(uri: str) -> str:
+    """`uri` with any password replaced by ***, for messages."""
+    return _PASSWORD.sub(r"\1***@", uri)
+
+
+def _address(uri: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `uri`; port 19530 when none is written; ("", "", None) when
+    it does not parse, or names a port that is not one."""
+    try:
+        parsed = urlsplit(uri)
+        port = parsed.port
+    except ValueError:
+        return "", "", None
+    port = port if port is not None else 19530
+    return parsed.scheme.lower(), parsed.hostname or "", port if 0 <= port < 65535 else None
 
 
 _TYPE_SENTENCES = {
@@ -274,6 +365,41 @@ ENV_OVERRIDES: dict[str, str] = {
 }
 
 
+# Variables read besides ENV_OVERRIDES: by main.py, the LLM and embedding providers, the tests.
+OTHER_VARIABLES = (
+    "RAG_LOG_LEVEL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "MILVUS_TEST_URI",
+)
+KNOWN_VARIABLES = frozenset([*ENV_OVERRIDES.values(), *OTHER_VARIABLES])
+_CLOSE_ENOUGH = 0.85  # difflib's ratio: MILVUS_URL 0.90, OPENAI_API_BASE 0.76 (the SDK's own)
+
+
+def unknown_variable_warnings(names: Iterable[str], source: str = ".env") -> list[str]:
+    """A sentence for each name (set from `source`) that citerag does not read but that is
+    close to one it reads (a misspelling, named with the nearest) or that starts with RAG_;
+    other names belong to other programs and are left alone."""
+    warnings = []
+    for name in names:
+        if name in KNOWN_VARIABLES:
+            continue
+        nearest = get_close_matches(name.upper(), KNOWN_VARIABLES, n=1, cutoff=_CLOSE_ENOUGH)
+        if nearest:
+            warnings.append(
+                f"{name} (from {source}) is not a setting citerag reads and is ignored; did "
+                f"you mean {nearest[0]}?"
+            )
+        elif name.upper().startswith("RAG_"):
+            warnings.append(
+                f"{name} (from {source}) is not a setting citerag reads and is ignored; the "
+                "settings are listed in citerag/settings.py (ENV_OVERRIDES)."
+            )
+    return warnings
+
+
 def settings_from_config(
     config: ModuleType, article: str | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
@@ -286,6 +412,7 @@ def settings_from_config(
         constant = getattr(config, key.upper(), None)
         if constant is not None:
             values[key] = constant
+    check_milvus_environment(environ)
     values.update(EnvironmentOverrides.read(environ))
     return build_settings(values)
 

@@ -63,11 +63,12 @@ def _deny_reads(monkeypatch: pytest.MonkeyPatch, locked: Path) -> None:
     target = os.path.realpath(locked)
 
     def denied(path: Any) -> bool:  # shutil.rmtree scans by file descriptor: never denied
-        return isinstance(path, str | os.PathLike) and os.path.realpath(path) == target
+        named = isinstance(path, str | bytes | os.PathLike)
+        return named and os.fsdecode(os.path.realpath(path)) == target
 
     def scandir(path: Any = ".") -> Any:
         if denied(path):
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
         return real_scandir(path)
 
     def read_bytes(self: Path) -> bytes:

@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-import pymupdf
-
 from citerag.enrich.card_filings import CoverFacts, read_cover
 from citerag.types import DocumentCard, Page, ParsedDocument
 
@@ -95,6 +93,8 @@ def _largest_heading(page: Page | None) -> str:
 
 def pdf_metadata(path: Path) -> dict[str, str]:
     """The PDF's document information (title, author, ...); empty when it cannot be read."""
+    import pymupdf  # here: the CLI imports the card kinds before any PDF is opened
+
     try:
         with pymupdf.open(path) as document:
             return {k: str(v) for k, v in (document.metadata or {}).items() if v}

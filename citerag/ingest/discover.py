@@ -5,8 +5,9 @@ file reached twice (through a link, a repeated argument or an enclosing folder) 
 and what cannot be ingested is listed with the one sentence that says why, in its place: a
 missing path, a named file that is not a PDF, a folder that cannot be read, a symlink loop (a link
 that leads to itself, or to a folder that holds the link), and a second file with a name this run
-already ingests (documents are stored by file name). Links between sibling folders are followed;
-a folder reached twice is searched once, so no walk goes round.
+already ingests (documents are stored by file name, as `display_name` makes it safe). Links
+between sibling folders are followed; a folder reached twice is searched once, so no walk goes
+round. Folder entries are read as bytes, so a name that is not UTF-8 is found like any other.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from citerag.text.names import display_name
 
 PDF_SUFFIX = ".pdf"
 
@@ -91,13 +94,14 @@ class _Walk:
         if real in self._folders:
             return  # searched already, through another path
         self._folders.add(real)
-        try:
-            names = sorted(entry.name for entry in os.scandir(folder))
+        try:  # as bytes, which is what the OS holds: any name is read, in byte order
+            with os.scandir(os.fsencode(folder)) as entries:
+                names = sorted(entry.name for entry in entries)
         except OSError as error:
             self._problem(folder, _unreadable(folder, error, "folder"))
             return
         for name in names:
-            self._entry(folder / name, real)
+            self._entry(folder / os.fsdecode(name), real)
 
     def _entry(self, path: Path, folder: Path) -> None:
         """Something inside a named folder: searched when a folder, kept when a PDF."""
@@ -128,7 +132,7 @@ class _Walk:
         if real in self._files:
             return
         self._files.add(real)
-        first = self._names.setdefault(path.name, path)
+        first = self._names.setdefault(display_name(path.name), path)
         if first != path:
             self._problem(
                 path,

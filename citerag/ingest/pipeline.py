@@ -12,9 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +40,7 @@ from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
+from citerag.text.names import display_name
 from citerag.tree.ingest_step import build_tree_logged, summarizer_for
 from citerag.types import DocumentCard, DocumentRecord, ParsedDocument
 
@@ -75,6 +79,24 @@ def _load_quietly(embedder: Embedder) -> None:
         embedder.load()
     except Exception as error:  # noqa: BLE001 (raised again where the model is first used)
         log.debug("loading the embedding model ahead failed: %s", error)
+
+
+@contextmanager
+def _readable_name(path: Path) -> Iterator[Path]:
+    """`path`, or when its name is not one a document can take (`display_name` changes it) a
+    link to it under the safe name in a temporary folder: the document takes that name, and
+    every reader (PyMuPDF, MinerU, messages) gets a UTF-8 path. A copy where links fail."""
+    name = display_name(path.name)
+    if name == path.name or not path.is_file():
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="citerag-name-") as folder:
+        alias = Path(folder) / name
+        try:
+            alias.symlink_to(path.absolute())
+        except OSError:
+            shutil.copyfile(path, alias)
+        yield alias
 
 
 def _int8(settings: Settings) -> bool:
@@ -140,8 +162,10 @@ class Ingestor(DocumentWriter):
         return thread
 
     def prepare(self, path: Path) -> None:
-        """Start parsing `path` in the background: the ingest that follows finds it parsed."""
-        self._prefetch.start(path)
+        """Start parsing `path` in the background: the ingest that follows finds it parsed (a
+        name that `ingest` reads through an alias is parsed there, in line)."""
+        if display_name(path.name) == path.name:
+            self._prefetch.start(path)
 
     def close(self) -> None:
         self._prefetch.close()
@@ -173,6 +197,12 @@ class Ingestor(DocumentWriter):
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
     ) -> IngestOutcome:
+        """Ingest `path` under its file name, made safe first (`display_name`: undecodable
+        bytes and bidirectional controls replaced), read through an alias of that name."""
+        with _readable_name(path) as named:
+            return self._ingest(named, collection, progress)
+
+    def _ingest(self, path: Path, collection: str, progress: Progress | None) -> IngestOutcome:
         started = time.perf_counter()
         step = StageClock(progress)
         info = inspect_pdf(path)

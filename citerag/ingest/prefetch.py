@@ -6,13 +6,25 @@ stored. The parse runs in one separate process (PyMuPDF is not thread-safe; a sp
 not a fork of one holding Milvus and ONNX Runtime threads) and lands in the parse cache, where
 `parse_document` then finds it. A failed background parse is forgotten: the file is parsed again
 in line, where its error is reported as usual.
+
+The parse process ends when the process that started it is gone, even by SIGKILL (it would
+otherwise wait on its task pipe for ever, holding its memory and its resource tracker, whose
+pipe it keeps open): on Linux the kernel kills it (PR_SET_PDEATHSIG, when the pool was started by
+the main thread, since the signal follows the starting thread), and everywhere a thread in it
+sees its parent change (`os.getppid()`) within PARENT_POLL_S.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
-from concurrent.futures import Future, ProcessPoolExecutor
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from pathlib import Path
 
 from citerag.parse.select import parse_document
@@ -20,6 +32,28 @@ from citerag.parse.validate import inspect_pdf
 from citerag.settings import Settings
 
 log = logging.getLogger(__name__)
+PARENT_POLL_S = 0.5
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def end_with_parent(parent: int, kernel_signal: bool) -> None:
+    """Make the calling process (a parse worker, as its initializer) end when `parent` does."""
+    if kernel_signal and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError) as error:  # no prctl: the thread below still watches
+            log.debug("PR_SET_PDEATHSIG unavailable: %s", error)
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+    watch = threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True)
+    watch.start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # nothing to flush: a parse lands in the cache by an atomic rename, or not at all
 
 
 def parse_into_cache(path: Path, settings: Settings) -> None:
@@ -45,8 +79,17 @@ class ParsePrefetcher:
             return
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
-        self._pending[key] = self._pool.submit(parse_into_cache, key, self._settings)
+            main_thread = threading.current_thread() is threading.main_thread()
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=context,
+                initializer=end_with_parent,
+                initargs=(os.getpid(), main_thread),
+            )
+        try:
+            self._pending[key] = self._pool.submit(parse_into_cache, key, self._settings)
+        except BrokenExecutor as error:  # the process died: parse in line from now on
+            log.debug("background parsing stopped: %s", error)
 
     def wait(self, path: Path) -> None:
         """Wait for `path`'s background parse, if one was started; its failure is ignored."""

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 from citerag.errors import InputError
 from citerag.ingest.discover import Found
 from citerag.ingest.pipeline import IngestOutcome, Progress
+from citerag.text.names import display_name
 from citerag.types import JSONObject
 
 FAILED = "failed"
@@ -80,7 +81,7 @@ class FileResult:
 
 
 def failed(path: Path, message: str, seconds: float = 0.0) -> FileResult:
-    return FileResult(path.name, path, FAILED, seconds=seconds, message=message)
+    return FileResult(display_name(path.name), path, FAILED, seconds=seconds, message=message)
 
 
 def ingest_one(

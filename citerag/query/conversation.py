@@ -17,7 +17,6 @@ Earlier user turns are condensed in order first, so a subject carries over sever
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -33,12 +32,16 @@ from citerag.answer.contract import AnswerResult
 from citerag.enrich.rules import named_entities
 from citerag.errors import InputError
 from citerag.llm.llm_chat import LLMChat
+from citerag.plan.limits import MAX_QUESTION_CHARS, checked_turn
 from citerag.plan.references import LABEL_KINDS, label_refs
+from citerag.text.bounded import load_json, read_bounded
 from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
 ROLES = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
 MAX_CONDENSED_CHARS = 600
+MAX_HISTORY_BYTES = 16 * 2**20  # a history file: 5,000 turns of 3,000 characters fit
+MAX_HISTORY_DEPTH = 8  # a list of messages, each an object whose content may be a list of parts
 _FRAGMENT_START = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\b|^\s*(?:and|also|same\s+for|what\s+of)\b", re.I
 )
@@ -234,6 +237,9 @@ def condense(history: Sequence[ChatTurn], question: str, llm: LLM | None = None)
     if not any(turn.role == "user" and turn.text.strip() for turn in history):
         return Condensed(question, "none")
     offline = condense_offline(history, question)
+    if len(offline) > MAX_QUESTION_CHARS:  # two long questions' subjects carried into one
+        note = f"the rewrite from the earlier turns was over {MAX_QUESTION_CHARS} characters"
+        return Condensed(question, "offline", note)
     if llm is None:
         return Condensed(offline, "offline")
     try:
@@ -255,29 +261,51 @@ def condense_turn(chat: LLMChat | None, history: Sequence[ChatTurn], question: s
 
 
 def read_history_file(path: Path) -> list[ChatTurn]:
-    """Earlier turns from a file: a JSON list of OpenAI-style messages (`role`, `content`;
-    system messages ignored), or plain text with one earlier question a line."""
-    if not path.is_file():
-        raise InputError(f"History file {path} does not exist; check the path.")
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if not text.lstrip().startswith("["):
-        return [ChatTurn("user", line.strip()) for line in text.splitlines() if line.strip()]
-    try:
-        messages = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"History file {path} is not valid JSON ({error.msg}).") from None
+    """Earlier turns from a file (or a FIFO): a JSON list of OpenAI-style messages (`role`,
+    `content` as text or a list of text parts; system messages ignored), or a chat request's
+    JSON object holding such a list as `messages`, or plain text with one earlier question a
+    line. Each turn is checked and cleaned as the API's are (`checked_turn`: control characters
+    such as NUL dropped, at most a question's length for a user turn); the file is at most
+    MAX_HISTORY_BYTES, its JSON nested at most MAX_HISTORY_DEPTH deep."""
+    text = read_bounded(path, MAX_HISTORY_BYTES, "History file").decode("utf-8", "replace")
+    if text.lstrip()[:1] not in ("[", "{"):
+        lines = enumerate(text.splitlines(), start=1)
+        cleaned = [checked_turn(line, "user", f"Line {n} of {path}") for n, line in lines]
+        return [ChatTurn("user", line) for line in cleaned if line]
+    messages = load_json(text, MAX_HISTORY_DEPTH, f"History file {path}")
+    if isinstance(messages, dict):
+        messages = messages.get("messages")
+        if not isinstance(messages, list):
+            raise InputError(
+                f"History file {path} holds a JSON object without a 'messages' list; give a "
+                "list of messages, a chat request holding one, or plain text with a question "
+                "a line."
+            )
+    if not isinstance(messages, list):
+        raise InputError(f"History file {path} is not a JSON list of messages; give one.")
     turns: list[ChatTurn] = []
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if role not in (*ROLES, "system") or not isinstance(content, str):
+        content = _content_text(message.get("content") if isinstance(message, dict) else None)
+        if role not in (*ROLES, "system") or content is None:
             raise InputError(
                 f"History file {path}: message {index + 1} needs a 'role' (user, assistant or "
                 "system) and a text 'content'."
             )
-        if role in ROLES and content.strip():
-            turns.append(ChatTurn(role, content.strip()))
+        if role in ROLES:
+            text = checked_turn(content, role, f"Message {index + 1} ({role}) of {path}")
+            if text:
+                turns.append(ChatTurn(role, text))
     return turns
+
+
+def _content_text(content: object) -> str | None:
+    """A message's text: the string, or its text parts joined (OpenAI's list form)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    return None
 
 
 def _short(error: Exception, limit: int = 160) -> str:

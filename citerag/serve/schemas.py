@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citerag.errors import InputError
-from citerag.plan.limits import MAX_QUESTION_CHARS, MAX_TOP_K, checked_question, checked_top_k
+from citerag.plan.limits import (
+    MAX_QUESTION_CHARS,
+    MAX_TOP_K,
+    checked_highlight,
+    checked_question,
+    checked_top_k,
+    checked_turn,
+)
 from citerag.query.conversation import ROLES, ChatTurn
 from citerag.retrieve.routing import WHERE_KEYS, checked_where
 from citerag.serve.api_errors import Refused
@@ -120,6 +128,7 @@ class ChatRequest(BaseModel):
         if not asked:
             raise Refused("There is no user message with text; send the question as one.")
         refused_unless(checked_question, asked[-1])
+        _history_of(messages)  # each earlier turn checked: a 422 naming the first refused
         return messages
 
     def question(self) -> str:
@@ -131,12 +140,28 @@ class ChatRequest(BaseModel):
     def history(self) -> list[ChatTurn]:
         """The user and assistant turns before the last user message (system ones left out):
         what a follow-up is condensed from."""
-        last = max(i for i, m in enumerate(self.messages) if m.role == "user" and m.text().strip())
-        earlier = self.messages[:last]
-        return [ChatTurn(m.role, m.text()) for m in earlier if m.role in ROLES and m.text()]
+        return _history_of(self.messages)
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
+
+
+def _history_of(messages: list[ChatMessage]) -> list[ChatTurn]:
+    """The user and assistant turns before the last user message, each cleaned and checked as
+    `checked_turn` does (a Refused naming the first that is refused, by its place in
+    `messages`)."""
+    last = max(i for i, m in enumerate(messages) if m.role == "user" and m.text().strip())
+    turns: list[ChatTurn] = []
+    for index, message in enumerate(messages[:last]):
+        if message.role not in ROLES or not message.text():
+            continue
+        check = partial(
+            checked_turn, role=message.role, what=f"Message {index + 1} ({message.role})"
+        )
+        text = refused_unless(check, message.text())
+        if text:
+            turns.append(ChatTurn(message.role, text))
+    return turns
 
 
 class BoxesRequest(BaseModel):
@@ -145,6 +170,13 @@ class BoxesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     highlights: list[str] = Field(max_length=50)
+
+    @field_validator("highlights")
+    @classmethod
+    def _searchable(cls, highlights: list[str]) -> list[str]:
+        for number, text in enumerate(highlights, start=1):
+            refused_unless(partial(checked_highlight, what=f"Highlight {number}"), text)
+        return highlights
 
 
 def refused_unless(check: Callable[[T], T], value: T) -> T:

@@ -10,6 +10,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from citerag.engine import check_collection_name
 from citerag.errors import InputError
 from citerag.serve.api_errors import ApiError
+from citerag.text.names import display_name
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f]")
 MAX_NAME_CHARS = 200
@@ -59,7 +60,9 @@ def multipart_file_name(raw: str) -> str:
 
 
 def safe_document_name(name: str) -> str:
-    """A plain file name: no folders, no '..', no control characters, else a 400."""
+    """A plain file name: no folders, no '..', no control characters, else a 400; its
+    bidirectional controls neutralised as a document's name is (`display_name`), so an upload
+    is stored, and a document found, under the name that listings show."""
     cleaned = name.strip()
     if (
         not cleaned
@@ -72,4 +75,4 @@ def safe_document_name(name: str) -> str:
             f"Document name {name!r} is not allowed; use a plain file name without folders, "
             "'..' or a leading dot.",
         )
-    return cleaned
+    return display_name(cleaned)

@@ -10,10 +10,11 @@ import numpy as np
 from bson.binary import Binary
 from llama_index.core.schema import TextNode
 from pymongo import ASCENDING, MongoClient, ReplaceOne
-from pymongo.errors import PyMongoError
+from pymongo.errors import ConfigurationError, PyMongoError
 
-from citerag.errors import BackendUnavailable
+from citerag.errors import BackendUnavailable, ConfigError
 from citerag.nodes import from_record, page_vector_prefix, to_record
+from citerag.settings import shown_uri
 from citerag.store.base import ChunkMetadata
 from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
 from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
@@ -35,9 +36,15 @@ class MongoDocStore:
     """`DocStore` over pymongo: collections `documents`, `chunks` and `sentence_vectors`."""
 
     def __init__(self, uri: str, database: str) -> None:
-        self._client: MongoClient[dict[str, Any]] = MongoClient(
-            uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, tz_aware=True
-        )
+        try:
+            self._client: MongoClient[dict[str, Any]] = MongoClient(
+                uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, tz_aware=True
+            )
+        except (ConfigurationError, ValueError, TypeError) as error:  # InvalidURI, bad options
+            raise ConfigError(
+                f"MONGODB_URI {shown_uri(uri)!r} cannot be used ({error}); fix it, or unset it "
+                "to use the embedded SQLite docstore."
+            ) from None
         try:
             self._client.admin.command("ping")
         except PyMongoError as error:

@@ -13,7 +13,6 @@ lists the chunks on those pages, so tree mode searches and cites it like a built
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,13 +24,24 @@ from llama_index.core.schema import TextNode
 from citerag.errors import InputError
 from citerag.nodes import page_of
 from citerag.retrieve.page_evidence import merged_text
+from citerag.text.bounded import load_json, read_bounded
 from citerag.tree.heading_text import extractive_summary
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.schema import tree_errors
 
 IMPORTED = "pageindex"  # DocumentTree.source of a tree imported from PageIndex's JSON
 UNTITLED = "Untitled section"
-_ID = re.compile(r"^\d{4,}$")
+# What a tree file may hold. PageIndex's trees are a few levels deep with a node per section;
+# past these a file is not a document's outline (and would cost minutes and GBs to read).
+MAX_TREE_FILE_BYTES = 64 * 2**20  # a 5,000-page document's tree with every node's text fits
+MAX_TREE_LEVELS = 64
+MAX_TREE_NODES = 20_000
+MAX_TITLE_CHARS = 1_000
+MAX_PAGE_NUMBER = 10**6  # more pages than any PDF this engine reads (and never a 5,000-digit one)
+# A node nests two JSON levels below its parent (`nodes`, then itself), under the file's object
+# and `structure` list; its own `nodes` (empty at the last level) or `chunk_ids` is one more.
+MAX_TREE_JSON_DEPTH = 2 * MAX_TREE_LEVELS + 2
+_ID = re.compile(r"^\d{4,12}$")
 _PHYSICAL = re.compile(r"(\d+)")
 
 
@@ -61,13 +71,16 @@ class ImportedTree:
 
 
 def read_pageindex_file(path: Path) -> Any:
-    """The JSON of `path`, or a one-sentence InputError."""
-    if not path.is_file():
-        raise InputError(f"Tree file {path} does not exist; check the path.")
+    """The JSON of `path` (at most MAX_TREE_FILE_BYTES, nested at most MAX_TREE_JSON_DEPTH),
+    or a one-sentence InputError."""
+    data = read_bounded(path, MAX_TREE_FILE_BYTES, "Tree file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"{path} is not JSON ({error}); give PageIndex's JSON output.") from None
+    return load_json(
+        text, MAX_TREE_JSON_DEPTH, f"Tree file {path}", f"a tree of {MAX_TREE_LEVELS} levels"
+    )
 
 
 def import_pageindex(
@@ -84,7 +97,8 @@ def import_pageindex(
             "The tree file has no 'structure' list of nodes; give PageIndex's JSON output "
             '({"doc_name": ..., "structure": [...]}).'
         )
-    drafts = [_read_node(node, f"structure[{i}]") for i, node in enumerate(structure)]
+    budget = _Budget()
+    drafts = [_read_node(node, f"structure[{i}]", 1, budget) for i, node in enumerate(structure)]
     fixes: list[str] = []
     _assign_ids(drafts, fixes)
     _check_pages(drafts, page_count, doc_name)
@@ -99,12 +113,39 @@ def import_pageindex(
     return ImportedTree(tree, fixes)
 
 
-def _read_node(data: Any, path: str) -> _Draft:
+class _Budget:
+    """Counts the nodes read, refusing the tree once it holds more than MAX_TREE_NODES."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+    def take(self) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_TREE_NODES:
+            raise InputError(
+                f"The tree has more than {MAX_TREE_NODES:,} nodes, more than a document's "
+                "outline holds; give PageIndex's tree of the document's sections."
+            )
+
+
+def _read_node(data: Any, path: str, level: int, budget: _Budget) -> _Draft:
     if not isinstance(data, dict):
         raise InputError(f"{path} is not a JSON object; every tree node must be one.")
+    budget.take()
     children = data.get("nodes") or []
     if not isinstance(children, list):
         raise InputError(f"{path}.nodes is not a list; give the node's children as a list.")
+    if children and level >= MAX_TREE_LEVELS:
+        raise InputError(
+            f"{path} has children below level {MAX_TREE_LEVELS}, the deepest a tree may go; "
+            "give a flatter tree."
+        )
+    title = str(data.get("title") or "").strip()
+    if len(title) > MAX_TITLE_CHARS:
+        raise InputError(
+            f"{path}.title is {len(title):,} characters long; a section title may have at most "
+            f"{MAX_TITLE_CHARS:,}."
+        )
     start = _page_number(data, "start_index", path)
     end = _page_number(data, "end_index", path)
     single = _page_number(data, "page_index", path) or _page_number(data, "physical_index", path)
@@ -112,12 +153,15 @@ def _read_node(data: Any, path: str) -> _Draft:
     return _Draft(
         path=path,
         node_id=_node_id(data.get("node_id"), path),
-        title=str(data.get("title") or "").strip(),
+        title=title,
         start=start if start is not None else single,
         end=end if end is not None else single,
         summary=str(data.get("summary") or ""),
         text=str(text) if isinstance(text, str) else None,
-        children=[_read_node(child, f"{path}.nodes[{i}]") for i, child in enumerate(children)],
+        children=[
+            _read_node(child, f"{path}.nodes[{i}]", level + 1, budget)
+            for i, child in enumerate(children)
+        ],
     )
 
 
@@ -127,18 +171,34 @@ def _page_number(data: Mapping[str, Any], key: str, path: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, str) and (found := _PHYSICAL.search(value)):
-        value = int(found.group(1))
+        digits = found.group(1).lstrip("0") or "0"
+        value = int(digits) if len(digits) <= len(str(MAX_PAGE_NUMBER)) else MAX_PAGE_NUMBER + 1
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_PAGE_NUMBER:
+        raise InputError(
+            f"{path}.{key} is larger than any page number (over {MAX_PAGE_NUMBER:,}); give the "
+            "node's page in the PDF."
+        )
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InputError(f"{path}.{key} is {value!r}; a page number must be 1 or more.")
+        raise InputError(f"{path}.{key} is {_shown(value)}; a page number must be 1 or more.")
     return value
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**limit else "a huge number"
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def _node_id(value: Any, path: str) -> str:
     if value is None or value == "":
         return ""
-    text = f"{value:04d}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = f"{value:04d}" if 0 <= value < 10**12 else ""  # str() of 5,000 digits fails
+    else:
+        text = str(value)
     if not _ID.match(text):
-        raise InputError(f"{path}.node_id is {value!r}; PageIndex ids are digits such as '0007'.")
+        raise InputError(
+            f"{path}.node_id is {_shown(value)}; PageIndex ids are digits such as '0007'."
+        )
     return text
 
 
