@@ -99,10 +99,13 @@ def test_dropped_milvus_rows_are_rebuilt_from_the_docstore(
 def test_dropped_docstore_records_are_rebuilt_from_the_parse_cache(
     stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    drop_records(stored, "documents", "chunks")
+    card = SQLiteDocStore(stored.settings.sqlite_path).get_cards(stored.collection)[stored.doc_id]
+    drop_records(stored, "documents", "chunks", "cards")
     log = reopen_and_check(stored, embedder, caplog)
     assert f"restored {len(stored.chunks)} docstore chunks from the parse cache" in log
     assert "restored the document record" in log
+    restored = SQLiteDocStore(stored.settings.sqlite_path).get_cards(stored.collection)
+    assert restored[stored.doc_id]["kind"] == card["kind"]  # the card came back with it
     assert "Milvus rows" not in log  # the surviving vectors were kept, not rebuilt
     assert "embedded" not in log  # the sentence vectors survived: nothing embedded again
 

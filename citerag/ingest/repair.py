@@ -27,6 +27,7 @@ from llama_index.core.schema import TextNode
 
 from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
+from citerag.enrich.cards import PAGES_READ, read_card
 from citerag.enrich.step import Enricher
 from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
@@ -220,8 +221,13 @@ class SplitBrainRepairer(DocumentWriter):
         if parsed is not None:
             self._restore_page_heads(collection, parsed, repair)
         if record is None:
-            self._docstore.put_document(_record(collection, full, parsed, self._settings))
+            restored = _record(collection, full, parsed, self._settings)
+            self._docstore.put_document(restored)
             repair.actions.append("restored the document record")
+            if parsed is not None:  # the card went with the record; the PDF may be gone
+                pages = [page.text for page in parsed.pages[:PAGES_READ]]
+                card = read_card(restored.name, pages)
+                self._docstore.put_card(collection, restored.doc_id, card.to_dict())
 
     def _restore_page_heads(self, collection: str, parsed: ParsedDocument, repair: Repair) -> None:
         heads = page_head_vectors_keys(parsed)
