@@ -30,6 +30,8 @@ from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
+from citerag.parse.ocr import OcrOptions, PageProgress
+from citerag.parse.scanned import unread_warning
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
@@ -64,6 +66,17 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
     if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
+
+def ocr_progress(progress: Progress | None) -> PageProgress | None:
+    """Tells `progress` which page OCR is reading, inside the parse stage."""
+    if progress is None:
+        return None
+
+    def tell(page: int, read: int, total: int) -> None:
+        progress(f"parse: OCR page {page} ({min(read + 1, total)} of {total})")
+
+    return tell
 
 
 def _load_quietly(embedder: Embedder) -> None:
@@ -152,7 +165,7 @@ class Ingestor(DocumentWriter):
     ) -> IngestOutcome:
         started = time.perf_counter()
         step = StageClock(progress)
-        info = inspect_pdf(path)
+        info = inspect_pdf(path, self._settings.ocr_languages)
         doc_id = ingest_key(info.sha256, self._settings)
         existing = self._docstore.get_document(collection, doc_id)
         status = "ingested"
@@ -168,14 +181,19 @@ class Ingestor(DocumentWriter):
             status = "repaired"
         step("parse")
         _ = self._embedder_loader
-        self._prefetch.wait(path)
+        self._prefetch.wait(path, ocr_progress(progress))
         parsed = parse_document(
             path,
             info.sha256,
             self._settings.parser,
             self._settings.parse_cache_dir,
             mineru_tier=self._settings.mineru_tier,
+            ocr=OcrOptions.of(self._settings),
+            progress=ocr_progress(progress),
         )
+        if parsed.unread_pages:
+            languages = self._settings.ocr_languages
+            log.warning(unread_warning(path.name, parsed.unread_pages, languages))
         parsed = replace(parsed, doc_id=doc_id)
         step("chunk")
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
