@@ -237,3 +237,43 @@ def read_all(
     if progress is not None:
         progress(max(images), len(found), len(images))
     return found
+
+
+def page_words(page: pymupdf.Page, languages: str) -> list[OcrWord]:
+    """A scanned page's words as parsing read them (the same rendering, so the same words);
+    none when the page has a text layer of its own or no engine can run."""
+    chars = len("".join(page.get_text("text").split()))
+    if not needs_ocr(page, chars) or missing_engine(languages) is not None:
+        return []
+    try:
+        return read_words(render(page), languages)
+    except OcrUnavailable:
+        return []
+
+
+def words_rects(words: Sequence[OcrWord], text: str) -> list[BBox]:
+    """The line boxes of the first run of `words` that spells `text` (word by word, spaces
+    aside), one box per OCR line; none when no run does."""
+    wanted = text.split()
+    if not wanted:
+        return []
+    spelled = [w.text for w in words]
+    for start in range(len(spelled) - len(wanted) + 1):
+        if spelled[start : start + len(wanted)] == wanted:
+            return _line_boxes(words[start : start + len(wanted)])
+    return []
+
+
+def _line_boxes(run: Sequence[OcrWord]) -> list[BBox]:
+    lines: dict[tuple[int, int, int], list[BBox]] = {}
+    for word in run:
+        lines.setdefault(word.line, []).append(word.bbox)
+    return [
+        BBox(
+            min(b.x0 for b in boxes),
+            min(b.y0 for b in boxes),
+            max(b.x1 for b in boxes),
+            max(b.y1 for b in boxes),
+        )
+        for boxes in lines.values()
+    ]
