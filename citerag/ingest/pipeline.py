@@ -63,6 +63,8 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
+    if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
+        shaping["ocr_pictures"] = settings.ocr_languages
     if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
