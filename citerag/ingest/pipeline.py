@@ -30,10 +30,11 @@ from citerag.errors import InputError
 from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
-from citerag.parse.ocr import OcrOptions, PageProgress
+from citerag.parse.cache import load_cached
+from citerag.parse.ocr import OcrOptions, PageProgress, missing_engine
 from citerag.parse.scanned import unread_warning
 from citerag.parse.select import parse_document
-from citerag.parse.validate import inspect_pdf
+from citerag.parse.validate import PdfInfo, inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
 from citerag.tree.ingest_step import build_tree_logged, summarizer_for
@@ -172,15 +173,22 @@ class Ingestor(DocumentWriter):
         existing = self._docstore.get_document(collection, doc_id)
         status = "ingested"
         if existing is not None:
+            unread = self._unread_before(info)
             if existing.status == "ready" and self._is_consistent(collection, doc_id):
-                stored = self._docstore.count_chunks(collection, doc_id)
-                same_as = existing.name if existing.name != path.name else ""
-                return IngestOutcome(
-                    path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                if not unread:
+                    stored = self._docstore.count_chunks(collection, doc_id)
+                    same_as = existing.name if existing.name != path.name else ""
+                    return IngestOutcome(
+                        path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                    )
+                log.info("%s: its scanned pages can now be read; ingesting it again", path.name)
+                status = "replaced"
+            else:
+                log.warning(
+                    "%s was stored incompletely; removing it and ingesting again", path.name
                 )
-            log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
+                status = "repaired"
             self.remove(collection, doc_id)
-            status = "repaired"
         step("parse")
         _ = self._embedder_loader
         self._prefetch.wait(path, ocr_progress(progress))
@@ -222,6 +230,16 @@ class Ingestor(DocumentWriter):
         return IngestOutcome(
             path.name, doc_id, status, len(parsed.pages), len(chunks), seconds, "", step.finish()
         )
+
+    def _unread_before(self, info: PdfInfo) -> bool:
+        """Whether the stored parse left scanned pages unread that an engine here now reads
+        (the document's id is the same: its bytes and settings did not change)."""
+        if not info.scanned_pages or self._settings.parser != "pymupdf":
+            return False
+        if missing_engine(self._settings.ocr_languages) is not None:
+            return False
+        cached = load_cached(self._settings.parse_cache_dir, info.sha256, "pymupdf")
+        return cached is not None and bool(cached.unread_pages)
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:
         """Drop documents of the same name stored under other settings (or older bytes)."""
