@@ -81,7 +81,7 @@ class PagesQueryEngine(ToolQueryEngine):
             added = postprocess(found, query, self.context.postprocessors())
             added = [n for n in added if n.node.node_id not in seen][: top_k - len(ranked)]
             seen.update(n.node.node_id for n in added)
-            ranked += added
+            ranked += _ranked_below(added, [*anchor_nodes, *ranked])
         return ToolResult(anchor_nodes + ranked, len(candidates) + len(anchor_nodes), notes)
 
     def _fill(self, query: QueryBundle, spans: list[Span]) -> list[NodeWithScore]:
@@ -206,6 +206,18 @@ def _defines(place: dict[str, object], wanted: str) -> bool:
     # a figure's caption chunk, or its description node (`enrich.figure_descriptions`)
     defining = (kind, f"{kind}{_DESCRIBED}")
     return place.get(BLOCK_TYPE) in defining and str(place.get(LABEL) or "").casefold() == label
+
+
+def _ranked_below(nodes: list[NodeWithScore], before: list[NodeWithScore]) -> list[NodeWithScore]:
+    """`nodes` scored below every node of `before`, in their order: the answer lists sources
+    by score, and what was found on the referenced pages comes first."""
+    if not before:
+        return nodes
+    floor = min(n.score or 0.0 for n in before)
+    return [
+        NodeWithScore(node=n.node, score=min(n.score or 0.0, floor) - 1e-6 * (i + 1))
+        for i, n in enumerate(nodes)
+    ]
 
 
 def _printed_sheets(places: Iterable[Place]) -> dict[str, dict[str, tuple[int, ...]]]:
