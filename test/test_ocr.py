@@ -235,3 +235,43 @@ def test_pages_left_unread_are_read_when_the_file_is_ingested_again_with_an_engi
         assert engine.ingest(mixed, COLLECTION).status == "skipped"
     finally:
         engine.close()
+
+
+def picture_pdf(path: Path) -> Path:
+    """A text page with a chart pasted in as a picture (its words only in pixels), captioned."""
+    with pymupdf.open() as drawing:
+        canvas = drawing.new_page(width=300, height=150)
+        canvas.insert_textbox(
+            pymupdf.Rect(10, 10, 290, 140),
+            "Ferry passengers\nNorth pier 4210\nSouth pier 1785",
+            fontsize=16,
+        )
+        chart = canvas.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    with pymupdf.open() as doc:
+        page = doc.new_page()
+        page.insert_textbox(
+            pymupdf.Rect(72, 72, 540, 160),
+            "The harbor served more travellers this year than ever before.",
+            fontsize=12,
+        )
+        page.insert_image(pymupdf.Rect(72, 180, 372, 330), pixmap=chart)
+        page.insert_text((72, 350), "Figure 1: Passengers by pier.", fontsize=11)
+        doc.save(path)
+    return path
+
+
+@needs_tesseract
+def test_words_inside_a_picture_are_read_into_its_figure_only_when_asked(tmp_path: Path) -> None:
+    from citerag.parse.ocr import OcrOptions
+    from citerag.parse.pymupdf_parser import PyMuPDFParser
+
+    pdf = picture_pdf(tmp_path / "pictures.pdf")
+    plain = PyMuPDFParser().parse(pdf, "p")
+    assert "4210" not in plain.pages[0].text and plain.picture_ocr == ""
+    read = PyMuPDFParser(OcrOptions(pictures=True)).parse(pdf, "p")
+    figures = [b for b in read.pages[0].blocks if b.ocr_confidence is not None]
+    assert len(figures) == 1 and figures[0].kind == "figure" and figures[0].label == "1"
+    assert "North pier 4210" in figures[0].text
+    body = [b for b in read.pages[0].blocks if b.ocr_confidence is None]
+    assert [b.text for b in body] == [b.text for b in plain.pages[0].blocks]  # body untouched
+    assert read.picture_ocr == "eng"

@@ -16,6 +16,7 @@ import pymupdf
 
 from citerag.parse.ocr import OcrOptions, PageProgress
 from citerag.parse.page_labels import page_labels
+from citerag.parse.picture_text import read_pictures, with_pictures
 from citerag.parse.scanned import ScannedPages, read_scanned
 from citerag.parse.tables import FoundTable, find_tables
 from citerag.types import BBox, Block, Page, ParsedDocument
@@ -77,6 +78,8 @@ class PyMuPDFParser:
             raw_pages = [_read_page(page) for page in doc.pages()]
             chars = {raw.number: raw.chars for raw in raw_pages}
             scans = read_scanned(doc, chars, self._ocr, self._progress)
+            text_pages = [n for n in chars if n not in scans.blocks]
+            pictures = read_pictures(doc, text_pages, self._ocr, self._progress)
             labels = page_labels(doc, [raw.lines for raw in raw_pages])
         raw_pages = [_with_scan(raw, scans) for raw in raw_pages]
         body_style = _body_style(raw_pages)
@@ -84,6 +87,7 @@ class PyMuPDFParser:
         levels = _heading_levels(raw_pages, body_style)
         shown: set[str] = set()  # running lines already kept, on the first page printing them
         pages = [_build_page(raw, body_style, running, levels, shown) for raw in raw_pages]
+        pages = [with_pictures(p, pictures.blocks.get(p.number, [])) for p in pages]
         for page, label in zip(pages, labels, strict=True):
             page.label = label
         return ParsedDocument(
@@ -92,6 +96,7 @@ class PyMuPDFParser:
             parser=self.name,
             pages=pages,
             ocr_languages=scans.languages,
+            picture_ocr=self._ocr.languages if self._ocr.pictures else "",
             unread_pages=scans.unread,
         )
 
