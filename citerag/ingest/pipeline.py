@@ -42,7 +42,10 @@ from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
-# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3
+# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3.
+# PARSE_FORMAT 4 (page labels, OCR) leaves it at 5: a born-digital page's chunks are the same
+# text, boxes and vectors, so stored documents keep their ids (and every measured ranking);
+# their page labels arrive when they are ingested again. Scanned files were refused before.
 CHUNK_FORMAT = 5
 Progress = Callable[[str], None]
 STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
