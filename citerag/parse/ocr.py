@@ -36,7 +36,7 @@ MAX_SCAN_DPI = 300
 VECTOR_DPI = 200  # a page of drawn outlines (text as paths) has no resolution of its own
 MIN_WORD_CONFIDENCE = 30.0  # Tesseract's 0-100: below, a "word" is mostly speckle or a picture
 MIN_BLOCK_CONFIDENCE = 45.0  # a paragraph whose words average below this is noise
-TIMEOUT_S = 120  # one page: a stuck engine fails the page, not the ingest
+TIMEOUT_S = 120  # one page: a stuck engine leaves the scanned pages unread (with a warning)
 PageProgress = Callable[[int, int, int], None]  # (page number, pages read, pages to read)
 
 
@@ -193,7 +193,7 @@ def _words(tsv: str, image: Rendered) -> Iterator[OcrWord]:
         yield OcrWord(cells[11].strip(), box, confidence, line)
 
 
-def paragraphs(words: Sequence[OcrWord], kind: str = "text") -> list[Block]:
+def paragraphs(words: Sequence[OcrWord]) -> list[Block]:
     """Tesseract's paragraphs as blocks: lines joined by a space, the union box, the mean word
     confidence; paragraphs of noise (low confidence, no letters or digits) left out."""
     groups: dict[tuple[int, int], list[OcrWord]] = {}
@@ -211,9 +211,7 @@ def paragraphs(words: Sequence[OcrWord], kind: str = "text") -> list[Block]:
             max(w.bbox.x1 for w in group),
             max(w.bbox.y1 for w in group),
         )
-        blocks.append(
-            Block(kind=kind, text=text, bbox=box, ocr_confidence=round(confidence, 1))  # type: ignore[arg-type]
-        )
+        blocks.append(Block(kind="text", text=text, bbox=box, ocr_confidence=round(confidence, 1)))
     return blocks
 
 
