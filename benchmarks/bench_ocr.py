@@ -92,7 +92,7 @@ def with_earlier_runs(storage: Path, ingests: dict[str, Any]) -> dict[str, Any]:
     kept = storage / "ingests.json"
     earlier = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
     for collection, run in ingests.items():
-        if " 0 ingested" in run["total"] and collection in earlier:
+        if re.search(r"\b0 ingested", run["total"]) and collection in earlier:
             ingests[collection] = earlier[collection]
     kept.write_text(json.dumps(ingests, indent=1), encoding="utf-8")
     return ingests
@@ -143,6 +143,12 @@ def hit_rates(engine: Any, collection: str, asked: Sequence[dict[str, Any]]) -> 
     return {k: sum(s[k] for s in scored) / max(len(scored), 1) for k in KS}
 
 
+def rendering(seconds: float) -> str:
+    if seconds < 1.0:
+        return "the scans an earlier run rendered were used again"
+    return f"rendering the scans took {seconds:.1f} s (not counted)"
+
+
 def render(results: dict[str, Any]) -> str:
     lines = [
         "# Scanned documents beside their born-digital originals",
@@ -172,7 +178,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"OCR: {pages} scanned pages read in {parse:.1f} s of parse ({pages / max(parse, 1e-9):.2f}"
         f" pages/s, background parse process, Tesseract one thread a page, pages side by "
-        f"side); rendering the scans took {results['render_s']:.1f} s (not counted).",
+        f"side); {rendering(results['render_s'])}.",
         "",
         *results["notes"],
         "",
