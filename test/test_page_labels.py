@@ -147,3 +147,10 @@ def test_a_page_reference_does_not_starve_the_answer(engine: Engine) -> None:
     found = sources(engine, "What does page 3 say about the dredging programme?", top_k=4)
     assert len(found) == 4 and found[0]["pageNumber"] == 6
     assert len({s["id"] for s in found}) == 4
+
+
+@pytest.mark.slow
+def test_a_summary_of_page_3_summarizes_the_page_printed_3(engine: Engine) -> None:
+    result = engine.query("Summarize page 3", COLLECTION, top_k=3).to_dict()
+    assert result["metadata"]["subQuestions"][0]["tool"] == "summary"
+    assert {s["pageLabel"] for s in result["sources"]} == {"3"}
