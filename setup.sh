@@ -8,6 +8,8 @@
 #                 and nx-27017 (a MongoDB wire-protocol server): the `server` tests and
 #                 `db.sh` without Docker run them; the Milvus binary is unpacked once here
 #   chromium      Debian's, for the viewer's browser test (apt, only when missing)
+#   tesseract     the OCR engine for scanned pages (apt tesseract-ocr + tesseract-ocr-eng, only
+#                 when missing; on macOS: brew install tesseract)
 # Set SKIP_MINERU=1 to skip MinerU (the engine then parses with PyMuPDF).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -107,9 +109,32 @@ setup_browser() {
         || say "could not install chromium; run: sudo apt-get install -y chromium"
 }
 
+setup_ocr() {
+    if command -v tesseract >/dev/null 2>&1 && tesseract --list-langs 2>/dev/null | grep -qx eng; then
+        return
+    fi
+    if command -v brew >/dev/null 2>&1; then
+        say "installing tesseract (brew) to read scanned pages"
+        brew install tesseract >/dev/null || say "could not install tesseract; run: brew install tesseract"
+        return
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "no tesseract: scanned pages cannot be read (install Tesseract 5 with English data)"
+        return
+    fi
+    local sudo=""
+    if [ "$(id -u)" != "0" ]; then
+        sudo="sudo -n"
+    fi
+    say "installing tesseract (apt) to read scanned pages"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null \
+        || say "could not install tesseract; run: sudo apt-get install -y tesseract-ocr tesseract-ocr-eng"
+}
+
 setup_main_env
 prepare_servers
 setup_mineru_env
 setup_browser
+setup_ocr
 mkdir -p storage
 say "ready"

@@ -85,7 +85,8 @@ def card_accuracy(engine: Any) -> dict[str, Any]:
     """Each stored card against documents.json's company, kind and period."""
     truth = {d["doc_name"] + ".pdf": d for d in json.loads((SHELF / "documents.json").read_text())}
     state = engine.searchable_state(COLLECTION)
-    rows, right = [], defaultdict(int)
+    rows: list[tuple[str, Any, dict[str, bool]]] = []
+    right: dict[str, int] = defaultdict(int)
     for doc in state.docs.values():
         name = str(next(iter(doc.places.values()))["doc_name"])
         card, want = doc.card, truth[name]
@@ -270,10 +271,11 @@ def main() -> int:
             groups[row["kind"]].append(row)
         by_kind[name] = {kind: summary(group) for kind, group in groups.items()}
     latencies = list(spent.values())
-    results = {
+    summaries = {name: summary(rows) for name, rows in per_system.items()}
+    results: dict[str, Any] = {
         "machine": describe_machine(),
         "questions": len(questions()),
-        "systems": {name: summary(rows) for name, rows in per_system.items()},
+        "systems": summaries,
         "by_kind": by_kind,
         "p50_ms": percentile(latencies, 0.5),
         "p95_ms": percentile(latencies, 0.95),
@@ -281,7 +283,7 @@ def main() -> int:
         "cards": card_accuracy(engine),
         "library_cards": library_cards(),
     }
-    for name, row in results["systems"].items():
+    for name, row in summaries.items():
         print(name, {k: round(v, 3) for k, v in row.items()}, flush=True)
     publish(render(results), OUT)
     return 0

@@ -32,8 +32,13 @@ SENTENCES = "sentences"
 TABLE_CONTEXT = "table_context"
 HIGHLIGHTS = "highlights"
 ROUTED_BY = "routed_by"  # why retrieval searched this chunk's document first (question time)
+PAGE_LABEL = "page_label"  # the number printed on the page, where the document gives one
+OCR_CONFIDENCE = "ocr_confidence"  # read by OCR: its words' mean confidence (0-100)
 
 _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL, ROUTED_BY]
+# Set only on the chunks that have them, and never read by an embedder or an LLM, so that a
+# born-digital page's chunks embed and read exactly as they did before labels and OCR.
+_ONLY_WHERE_KNOWN = [PAGE_LABEL, OCR_CONFIDENCE]
 EXCLUDED_FROM_EMBED = [*_BOOKKEEPING, DOC_NAME, PAGE]
 EXCLUDED_FROM_LLM = list(_BOOKKEEPING)
 
@@ -63,6 +68,8 @@ def chunk_node(
     boxes: Sequence[BBox] = (),
     sentences: Sequence[tuple[int, int]] = (),
     table_context: str = "",
+    page_label: str = "",
+    ocr_confidence: float | None = None,
 ) -> TextNode:
     metadata: JSONObject = {
         DOC_ID: doc_id,
@@ -77,14 +84,17 @@ def chunk_node(
     }
     if table_context:
         metadata[TABLE_CONTEXT] = table_context
+    extra: JSONObject = {PAGE_LABEL: page_label, OCR_CONFIDENCE: ocr_confidence}
+    known = [key for key in _ONLY_WHERE_KNOWN if extra[key] not in ("", None)]
+    metadata.update({key: extra[key] for key in known})
     node = TextNode(
         id_=node_id,
         text=text,
         start_char_idx=start,
         end_char_idx=start + len(text),
         metadata=metadata,
-        excluded_embed_metadata_keys=list(EXCLUDED_FROM_EMBED),
-        excluded_llm_metadata_keys=list(EXCLUDED_FROM_LLM),
+        excluded_embed_metadata_keys=[*EXCLUDED_FROM_EMBED, *known],
+        excluded_llm_metadata_keys=[*EXCLUDED_FROM_LLM, *known],
     )
     node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc_id)
     return node
@@ -118,6 +128,17 @@ def doc_name_of(node: BaseNode) -> str:
 
 def page_of(node: BaseNode) -> int:
     return int(node.metadata[PAGE])
+
+
+def page_label_of(node: BaseNode) -> str:
+    """The page's printed number, else its sheet number (1-based)."""
+    return str(node.metadata.get(PAGE_LABEL) or node.metadata.get(PAGE, ""))
+
+
+def ocr_confidence_of(node: BaseNode) -> float | None:
+    """The mean confidence of the chunk's OCR'd words, None when it was not read by OCR."""
+    value = node.metadata.get(OCR_CONFIDENCE)
+    return float(value) if isinstance(value, int | float) else None
 
 
 def chunk_index_of(node: BaseNode) -> int:

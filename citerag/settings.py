@@ -32,6 +32,8 @@ from citerag.errors import ConfigError
 
 Reranker = Literal["auto", "colbert", "maxsim", "sentence", "none"]
 Parser = Literal["pymupdf", "mineru"]
+DEFAULT_OCR_LANGUAGES = "eng"
+OCR_LANGUAGES = re.compile(r"[A-Za-z_]+(?:\+[A-Za-z_]+)*")
 # MinerU 4.x's public tiers (mineru.parser.tier): "flash" needs no model weights, the others do.
 MineruTier = Literal["flash", "basic", "standard", "advanced"]
 LlmProvider = Literal["", "openai", "anthropic", "gemini", "ollama", "openai_like"]
@@ -78,6 +80,12 @@ class Settings(BaseModel):
     chunk_overlap: int = 200
     parser: Parser = "pymupdf"  # chosen by measurement, see docs/PARSING.md
     mineru_tier: MineruTier = "flash"
+    # Tesseract's languages for pages read by OCR (a text layer empty or nearly so over ink):
+    # "+"-joined codes whose data is installed ("eng", "eng+deu"). citerag/parse/ocr.py
+    ocr_languages: str = DEFAULT_OCR_LANGUAGES
+    # Also OCR pictures on text pages (chart labels, screenshots), as words of the figure.
+    # Off: not measured on every labelled set (benchmarks/results/ocr.md).
+    ocr_pictures: bool = False
     similarity_top_k_fusion: int = 35  # candidates taken from each of BM25 and the vector index
     rrf_k: int = 10  # reciprocal rank fusion constant: lower lets a first place count for more
     fusion_top_n: int = 25
@@ -177,6 +185,11 @@ class Settings(BaseModel):
         for name in (*_POSITIVE, "tree_summary_workers"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a positive integer; fix it in config.py.")
+        if not OCR_LANGUAGES.fullmatch(self.ocr_languages):
+            raise ConfigError(
+                f"ocr_languages is {self.ocr_languages!r}; use Tesseract language codes joined "
+                "by '+' (e.g. 'eng' or 'eng+deu')."
+            )
         if self.max_upload_mb <= 0:
             raise ConfigError(f"max_upload_mb is {self.max_upload_mb}; set it above 0.")
         for name in ("page_weight", "sentence_weight", *EVIDENCE_SETTINGS):
@@ -342,6 +355,8 @@ class EnvironmentOverrides(BaseSettings):
     parser: str | None = Field(default=None, validation_alias="RAG_PARSER")
     reranker: str | None = Field(default=None, validation_alias="RAG_RERANKER")
     mineru_tier: str | None = Field(default=None, validation_alias="MINERU_TIER")
+    ocr_languages: str | None = Field(default=None, validation_alias="OCR_LANGUAGES")
+    ocr_pictures: str | None = Field(default=None, validation_alias="RAG_OCR_PICTURES")
     metadata: str | None = Field(default=None, validation_alias="RAG_METADATA")
     gliner_model: str | None = Field(default=None, validation_alias="GLINER_MODEL")
     api_key: str | None = Field(default=None, validation_alias="RAG_API_KEY")

@@ -47,14 +47,16 @@ class Block:
     bbox: BBox
     level: int | None = None  # heading depth for titles, 1 = top
     label: str | None = None  # "3", "4.1": the figure/equation/table label when one is written
+    ocr_confidence: float | None = None  # read by OCR: its words' mean confidence, 0-100
 
 
 @dataclass
 class Page:
-    number: int  # 1-based, as a PDF viewer shows it
+    number: int  # 1-based sheet, as a PDF viewer counts it
     width: float
     height: float
     blocks: list[Block] = field(default_factory=list)
+    label: str | None = None  # the number printed on it ("iv", "28"), when the PDF says it
 
     def text_and_spans(self) -> tuple[str, list[tuple[int, int]]]:
         """The page text (blocks joined by a blank line) and each block's span in it."""
@@ -87,6 +89,7 @@ class BlockRecord(TypedDict):
     bbox: BBoxRecord
     level: NotRequired[int | None]
     label: NotRequired[str | None]
+    ocr_confidence: NotRequired[float | None]
 
 
 class PageRecord(TypedDict):
@@ -94,6 +97,7 @@ class PageRecord(TypedDict):
     width: float
     height: float
     blocks: list[BlockRecord]
+    label: NotRequired[str | None]
 
 
 class ParsedDocumentRecord(TypedDict):
@@ -103,6 +107,9 @@ class ParsedDocumentRecord(TypedDict):
     name: str
     parser: str
     pages: list[PageRecord]
+    ocr_languages: NotRequired[str]
+    picture_ocr: NotRequired[str]
+    unread_pages: NotRequired[list[int]]
 
 
 @dataclass
@@ -111,6 +118,12 @@ class ParsedDocument:
     name: str  # file name as the user sees it
     parser: str  # "pymupdf" or "mineru"
     pages: list[Page]
+    # OCR (citerag/parse/ocr.py): the languages scanned pages were read in ("" when none was),
+    # those of the pictures read on text pages ("" when off), and the scanned pages left
+    # unread because no engine was installed. The parse cache compares them with the settings.
+    ocr_languages: str = ""
+    picture_ocr: str = ""
+    unread_pages: list[int] = field(default_factory=list)
 
     def to_dict(self) -> JSONObject:
         return asdict(self)
@@ -129,13 +142,23 @@ class ParsedDocument:
                         bbox=BBox(**b["bbox"]),
                         level=b.get("level"),
                         label=b.get("label"),
+                        ocr_confidence=b.get("ocr_confidence"),
                     )
                     for b in p["blocks"]
                 ],
+                label=p.get("label"),
             )
             for p in data["pages"]
         ]
-        return cls(doc_id=data["doc_id"], name=data["name"], parser=data["parser"], pages=pages)
+        return cls(
+            doc_id=data["doc_id"],
+            name=data["name"],
+            parser=data["parser"],
+            pages=pages,
+            ocr_languages=data.get("ocr_languages", ""),
+            picture_ocr=data.get("picture_ocr", ""),
+            unread_pages=list(data.get("unread_pages", [])),
+        )
 
 
 @dataclass

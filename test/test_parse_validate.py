@@ -10,6 +10,7 @@ import pytest
 from helpers import text_pdf
 
 from citerag.errors import InputError
+from citerag.parse import ocr
 from citerag.parse.validate import inspect_pdf
 
 
@@ -47,7 +48,9 @@ def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
         inspect_pdf(path)
 
 
-def test_scanned_pdf_without_text_layer_is_refused_with_ocr_advice(tmp_path: Path) -> None:
+def test_scanned_pdf_without_an_ocr_engine_is_refused_with_ocr_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = pymupdf.open()
     page = doc.new_page()
     page.insert_image(
@@ -55,9 +58,14 @@ def test_scanned_pdf_without_text_layer_is_refused_with_ocr_advice(tmp_path: Pat
     )
     path = tmp_path / "scan.pdf"
     doc.save(path)
+    monkeypatch.setattr(ocr.shutil, "which", lambda _name: None)  # no Tesseract on PATH
     with pytest.raises(InputError, match="ocrmypdf") as raised:
         inspect_pdf(path)
+    assert "install Tesseract" in str(raised.value)
     assert str(raised.value).count(". ") == 0  # one sentence
+    monkeypatch.undo()
+    if ocr.missing_engine("eng") is None:  # with an engine the page is read, not refused
+        assert inspect_pdf(path).scanned_pages == (1,)
 
 
 def test_a_page_larger_than_fifty_letter_pages_is_refused_in_one_sentence(tmp_path: Path) -> None:

@@ -14,7 +14,15 @@ from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import NodeWithScore
 
-from citerag.nodes import HIGHLIGHTS, boxes_of, doc_name_of, page_of, section_of
+from citerag.nodes import (
+    HIGHLIGHTS,
+    boxes_of,
+    doc_name_of,
+    ocr_confidence_of,
+    page_label_of,
+    page_of,
+    section_of,
+)
 from citerag.types import BBox, Highlight, JSONObject
 
 MAX_SOURCE_CHARS = 12_000  # above any chunk of the default 1024 tokens; bounds tree sections
@@ -35,16 +43,23 @@ class BoxRecord(TypedDict):
     y1: float
 
 
+class SourceMetadataRecord(TypedDict):
+    ocr: bool
+    ocrConfidence: float
+
+
 class SourceRecord(TypedDict):
     id: str
     documentName: str
     pageNumber: int
+    pageLabel: str
     title: str
     content: str
     score: float
     citationNumber: int
     highlights: list[HighlightRecord]
     boxes: list[BoxRecord]
+    metadata: NotRequired[SourceMetadataRecord]
 
 
 class UnsupportedRecord(TypedDict):
@@ -88,13 +103,16 @@ class Source:
     citation_number: int
     highlights: list[Highlight] = field(default_factory=list)
     boxes: list[BBox] = field(default_factory=list)
+    page_label: str = ""  # the number printed on the page; its sheet number when none is
+    ocr_confidence: float | None = None  # read by OCR: its words' mean confidence (0-100)
 
     def to_dict(self) -> SourceRecord:
         content, highlights = windowed(self.content, self.highlights, MAX_SOURCE_CHARS)
-        return {
+        record: SourceRecord = {
             "id": self.id,
             "documentName": self.document_name,
             "pageNumber": self.page_number,
+            "pageLabel": self.page_label or str(self.page_number),
             "title": self.title[:MAX_TITLE_CHARS],
             "content": content,
             "score": float(self.score),
@@ -108,6 +126,9 @@ class Source:
                 for box in self.boxes
             ],
         }
+        if self.ocr_confidence is not None:
+            record["metadata"] = {"ocr": True, "ocrConfidence": self.ocr_confidence}
+        return record
 
 
 def windowed(
@@ -218,6 +239,8 @@ def _source(number: int, scored: NodeWithScore) -> Source:
         citation_number=number,
         highlights=[h for h in highlights if _round_trips(content, h)],
         boxes=boxes_of(node),
+        page_label=page_label_of(node),
+        ocr_confidence=ocr_confidence_of(node),
     )
 
 

@@ -214,7 +214,17 @@ def _make_chunk(
         boxes=[_rounded(b.bbox) for b in blocks],
         sentences=[(u.start - start, u.end - start) for u in units],
         table_context=table_context,
+        page_label=page.label or "",
+        ocr_confidence=_ocr_confidence(blocks),
     )
+
+
+def _ocr_confidence(blocks: Sequence[Block]) -> float | None:
+    """The mean confidence of the OCR'd blocks (weighted by their text), None when none is."""
+    read = [(b.ocr_confidence, len(b.text)) for b in blocks if b.ocr_confidence is not None]
+    if not read:
+        return None
+    return round(sum(c * n for c, n in read) / max(sum(n for _c, n in read), 1), 1)
 
 
 MAX_CONTEXT_LINE = 160

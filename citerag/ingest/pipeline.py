@@ -36,8 +36,11 @@ from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
 from citerag.ingest.writer import DocumentWriter
 from citerag.llm.llm_chat import LLMChat
+from citerag.parse.cache import load_cached
+from citerag.parse.ocr import OcrOptions, PageProgress, missing_engine
+from citerag.parse.scanned import unread_warning
 from citerag.parse.select import parse_document
-from citerag.parse.validate import inspect_pdf
+from citerag.parse.validate import PdfInfo, inspect_pdf
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
 from citerag.text.names import display_name
@@ -46,7 +49,10 @@ from citerag.types import DocumentCard, DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
 # Bump when the chunker or the stored node layout changes: documents are then ingested again.
-# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3
+# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3.
+# PARSE_FORMAT 4 (page labels, OCR) leaves it at 5: a born-digital page's chunks are the same
+# text, boxes and vectors, so stored documents keep their ids (and every measured ranking);
+# their page labels arrive when they are ingested again. Scanned files were refused before.
 CHUNK_FORMAT = 5
 Progress = Callable[[str], None]
 CARDS = "card_cache"  # the LLM's card replies, under the storage folder
@@ -69,9 +75,22 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
         "format": CHUNK_FORMAT,
         "metadata": settings.metadata,
     }
+    if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
+        shaping["ocr_pictures"] = settings.ocr_languages
     if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
         shaping["vision_model"] = settings.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
+
+def ocr_progress(progress: Progress | None) -> PageProgress | None:
+    """Tells `progress` which page OCR is reading, inside the parse stage."""
+    if progress is None:
+        return None
+
+    def tell(page: int, read: int, total: int) -> None:
+        progress(f"parse: OCR page {page} ({min(read + 1, total)} of {total})")
+
+    return tell
 
 
 def _load_quietly(embedder: Embedder) -> None:
@@ -205,30 +224,42 @@ class Ingestor(DocumentWriter):
     def _ingest(self, path: Path, collection: str, progress: Progress | None) -> IngestOutcome:
         started = time.perf_counter()
         step = StageClock(progress)
-        info = inspect_pdf(path)
+        info = inspect_pdf(path, self._settings.ocr_languages)
         doc_id = ingest_key(info.sha256, self._settings)
         existing = self._docstore.get_document(collection, doc_id)
         status = "ingested"
         if existing is not None:
+            unread = self._unread_before(info)
             if existing.status == "ready" and self._is_consistent(collection, doc_id):
-                stored = self._docstore.count_chunks(collection, doc_id)
-                same_as = existing.name if existing.name != path.name else ""
-                return IngestOutcome(
-                    path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                if not unread:
+                    stored = self._docstore.count_chunks(collection, doc_id)
+                    same_as = existing.name if existing.name != path.name else ""
+                    return IngestOutcome(
+                        path.name, doc_id, "skipped", existing.pages, stored, 0.0, same_as
+                    )
+                log.info("%s: its scanned pages can now be read; ingesting it again", path.name)
+                status = "replaced"
+            else:
+                log.warning(
+                    "%s was stored incompletely; removing it and ingesting again", path.name
                 )
-            log.warning("%s was stored incompletely; removing it and ingesting again", path.name)
+                status = "repaired"
             self.remove(collection, doc_id)
-            status = "repaired"
         step("parse")
         _ = self._embedder_loader
-        self._prefetch.wait(path)
+        self._prefetch.wait(path, ocr_progress(progress))
         parsed = parse_document(
             path,
             info.sha256,
             self._settings.parser,
             self._settings.parse_cache_dir,
             mineru_tier=self._settings.mineru_tier,
+            ocr=OcrOptions.of(self._settings),
+            progress=ocr_progress(progress),
         )
+        if parsed.unread_pages:
+            languages = self._settings.ocr_languages
+            log.warning(unread_warning(path.name, parsed.unread_pages, languages))
         parsed = replace(parsed, doc_id=doc_id)
         step("chunk")
         chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
@@ -256,6 +287,16 @@ class Ingestor(DocumentWriter):
         return IngestOutcome(
             path.name, doc_id, status, len(parsed.pages), len(chunks), seconds, "", step.finish()
         )
+
+    def _unread_before(self, info: PdfInfo) -> bool:
+        """Whether the stored parse left scanned pages unread that an engine here now reads
+        (the document's id is the same: its bytes and settings did not change)."""
+        if not info.scanned_pages or self._settings.parser != "pymupdf":
+            return False
+        if missing_engine(self._settings.ocr_languages) is not None:
+            return False
+        cached = load_cached(self._settings.parse_cache_dir, info.sha256, "pymupdf")
+        return cached is not None and bool(cached.unread_pages)
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:
         """Drop documents of the same name stored under other settings (or older bytes)."""

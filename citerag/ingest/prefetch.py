@@ -5,7 +5,8 @@ other cores busy, so a shelf goes faster when file N+1 is parsed while file N is
 stored. The parse runs in one separate process (PyMuPDF is not thread-safe; a spawned process,
 not a fork of one holding Milvus and ONNX Runtime threads) and lands in the parse cache, where
 `parse_document` then finds it. A failed background parse is forgotten: the file is parsed again
-in line, where its error is reported as usual.
+in line, where its error is reported as usual. While scanned pages are read by OCR, the process
+writes the page it is on to a small file beside the parse cache, which `wait` passes on.
 
 The parse process ends when the process that started it is gone, even by SIGKILL (it would
 otherwise wait on its task pipe for ever, holding its memory and its resource tracker, whose
@@ -17,6 +18,8 @@ sees its parent change (`os.getppid()`) within PARENT_POLL_S.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import logging
 import multiprocessing
 import os
@@ -25,11 +28,14 @@ import sys
 import threading
 import time
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
+from citerag.parse.ocr import OcrOptions, PageProgress
 from citerag.parse.select import parse_document
 from citerag.parse.validate import inspect_pdf
 from citerag.settings import Settings
+from citerag.store.atomic_dirs import write_json_atomically
 
 log = logging.getLogger(__name__)
 PARENT_POLL_S = 0.5
@@ -56,12 +62,42 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)  # nothing to flush: a parse lands in the cache by an atomic rename, or not at all
 
 
+POLL_S = 0.5  # how often `wait` looks at the background parse's page
+
+
 def parse_into_cache(path: Path, settings: Settings) -> None:
     """Parse `path` under `settings` into the parse cache (run in the background process)."""
-    info = inspect_pdf(path)
-    parse_document(
-        path, info.sha256, settings.parser, settings.parse_cache_dir, settings.mineru_tier
-    )
+    info = inspect_pdf(path, settings.ocr_languages)
+    where = _progress_file(settings, path)
+
+    def tell(page: int, read: int, total: int) -> None:
+        write_json_atomically(where, [page, read, total])
+
+    try:
+        parse_document(
+            path,
+            info.sha256,
+            settings.parser,
+            settings.parse_cache_dir,
+            settings.mineru_tier,
+            ocr=OcrOptions.of(settings),
+            progress=tell,
+        )
+    finally:
+        where.unlink(missing_ok=True)
+
+
+def _progress_file(settings: Settings, path: Path) -> Path:
+    name = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    return settings.parse_cache_dir / f"{name}.ocr-progress.json"
+
+
+def _read_progress(where: Path) -> tuple[int, int, int] | None:
+    try:
+        page, read, total = json.loads(where.read_text(encoding="utf-8"))
+        return int(page), int(read), int(total)
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 class ParsePrefetcher:
@@ -91,15 +127,26 @@ class ParsePrefetcher:
         except BrokenExecutor as error:  # the process died: parse in line from now on
             log.debug("background parsing stopped: %s", error)
 
-    def wait(self, path: Path) -> None:
-        """Wait for `path`'s background parse, if one was started; its failure is ignored."""
-        future = self._pending.pop(path.resolve(), None)
+    def wait(self, path: Path, progress: PageProgress | None = None) -> None:
+        """Wait for `path`'s background parse, if one was started, telling `progress` the page
+        OCR is reading; its failure is ignored."""
+        key = path.resolve()
+        future = self._pending.pop(key, None)
         if future is None:
             return
-        try:
-            future.result()
-        except Exception as error:  # parsed again in line, which reports the error
-            log.debug("background parse of %s failed: %s", path.name, error)
+        where, told = _progress_file(self._settings, key), None
+        while True:
+            try:
+                future.result(timeout=POLL_S if progress is not None else None)
+                return
+            except FutureTimeout:
+                now = _read_progress(where)
+                if progress is not None and now is not None and now != told:
+                    progress(*now)
+                    told = now
+            except Exception as error:  # parsed again in line, which reports the error
+                log.debug("background parse of %s failed: %s", path.name, error)
+                return
 
     def close(self) -> None:
         if self._pool is not None:

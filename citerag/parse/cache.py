@@ -11,8 +11,9 @@ from citerag.types import ParsedDocument
 
 # Bump when a parser's output changes for the same file, so cached parses are made again.
 # 2: pages of more vector paths than any table are not searched for tables; 3: a running
-# header or footer is kept on the first page that prints it
-PARSE_FORMAT = 3
+# header or footer is kept on the first page that prints it; 4: pages carry their printed
+# label, scanned pages are read by OCR (a parse records its OCR languages: `select`)
+PARSE_FORMAT = 4
 
 
 def cache_path(cache_dir: Path, doc_id: str, parser: str, tier: str = "") -> Path:

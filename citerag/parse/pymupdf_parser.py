@@ -9,11 +9,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymupdf
 
+from citerag.parse.ocr import OcrOptions, PageProgress
+from citerag.parse.page_labels import page_labels
+from citerag.parse.picture_text import read_pictures, with_pictures
+from citerag.parse.scanned import ScannedPages, read_scanned
 from citerag.parse.tables import FoundTable, find_tables
 from citerag.types import BBox, Block, Page, ParsedDocument
 
@@ -53,20 +57,57 @@ class RawPage:
     rect: pymupdf.Rect
     blocks: list[list[Line]]
     tables: list[FoundTable]
+    chars: int = 0  # text-layer characters other than spaces
+    lines: list[tuple[str, float, float]] = field(default_factory=list)  # (text, y0, y1) each
+    scanned: list[Block] | None = None  # the blocks OCR read, for a scanned page
 
 
 class PyMuPDFParser:
+    """Pages from the text layer; scanned pages by OCR (`options`), reported to `progress`."""
+
     name = "pymupdf"
+
+    def __init__(
+        self, options: OcrOptions | None = None, progress: PageProgress | None = None
+    ) -> None:
+        self._ocr = options or OcrOptions()
+        self._progress = progress
 
     def parse(self, path: Path, doc_id: str) -> ParsedDocument:
         with pymupdf.open(path) as doc:
             raw_pages = [_read_page(page) for page in doc.pages()]
+            chars = {raw.number: raw.chars for raw in raw_pages}
+            scans = read_scanned(doc, chars, self._ocr, self._progress)
+            text_pages = [n for n in chars if n not in scans.blocks]
+            pictures = read_pictures(doc, text_pages, self._ocr, self._progress)
+            labels = page_labels(doc, [raw.lines for raw in raw_pages])
+        raw_pages = [_with_scan(raw, scans) for raw in raw_pages]
         body_style = _body_style(raw_pages)
         running = _running_lines(raw_pages)
         levels = _heading_levels(raw_pages, body_style)
         shown: set[str] = set()  # running lines already kept, on the first page printing them
         pages = [_build_page(raw, body_style, running, levels, shown) for raw in raw_pages]
-        return ParsedDocument(doc_id=doc_id, name=path.name, parser=self.name, pages=pages)
+        pages = [with_pictures(p, pictures.blocks.get(p.number, [])) for p in pages]
+        for page, label in zip(pages, labels, strict=True):
+            page.label = label
+        return ParsedDocument(
+            doc_id=doc_id,
+            name=path.name,
+            parser=self.name,
+            pages=pages,
+            ocr_languages=scans.languages,
+            picture_ocr=self._ocr.languages if self._ocr.pictures else "",
+            unread_pages=scans.unread,
+        )
+
+
+def _with_scan(raw: RawPage, scans: ScannedPages) -> RawPage:
+    """A scanned page keeps only what OCR read: its few text-layer characters (a stamped page
+    number) are read again with the rest, and take no part in the document's styles."""
+    found = scans.blocks.get(raw.number)
+    if found is None:
+        return raw
+    return RawPage(raw.number, raw.rect, [], [], raw.chars, raw.lines, found)
 
 
 def _read_page(page: pymupdf.Page) -> RawPage:
@@ -75,12 +116,16 @@ def _read_page(page: pymupdf.Page) -> RawPage:
     tables = find_tables(page, textpage)
     blocks: list[list[Line]] = []
     content = page.get_text("dict", textpage=textpage)
+    chars = 0
+    all_lines: list[tuple[str, float, float]] = []
     for block in content["blocks"]:
         lines = [line for raw in block.get("lines", []) if (line := _line(raw)) is not None]
+        chars += sum(len(line.text.replace(" ", "")) for line in lines)
+        all_lines += [(line.text, line.rect.y0, line.rect.y1) for line in lines]
         lines = [line for line in lines if not _inside_any_table(line.rect, tables)]
         if lines:
             blocks.append(lines)
-    return RawPage(number=page.number + 1, rect=page.rect, blocks=blocks, tables=tables)
+    return RawPage(page.number + 1, page.rect, blocks, tables, chars, all_lines)
 
 
 def _line(raw: dict) -> Line | None:
@@ -158,7 +203,7 @@ def _build_page(
     levels: dict[tuple[float, bool], int],
     shown: set[str],
 ) -> Page:
-    blocks: list[Block] = []
+    blocks: list[Block] = list(raw.scanned or [])
     for lines in raw.blocks:
         kept = [line for line in lines if _keeps(line, raw.rect, running, shown)]
         blocks.extend(_classify_lines(kept, body, levels))

@@ -9,6 +9,8 @@ from pathlib import Path
 import pymupdf
 
 from citerag.errors import InputError
+from citerag.parse.ocr import install_hint, missing_engine, needs_ocr
+from citerag.settings import DEFAULT_OCR_LANGUAGES
 
 # 50 US Letter pages' area (an A0 poster is 17): PDF allows 200 x 200 inch pages, and one such
 # page costs seconds and GBs to lay out or render for no text a reader could use.
@@ -19,10 +21,12 @@ MAX_PAGE_AREA_PT2 = 50 * 612 * 792
 class PdfInfo:
     sha256: str  # of the file bytes: the document's identity
     page_count: int
+    scanned_pages: tuple[int, ...] = ()  # 1-based: the pages only OCR can read
 
 
-def inspect_pdf(path: Path) -> PdfInfo:
-    """Hash and page count of a readable, unencrypted PDF with a text layer, or an InputError."""
+def inspect_pdf(path: Path, ocr_languages: str = DEFAULT_OCR_LANGUAGES) -> PdfInfo:
+    """Hash and page count of a readable, unencrypted PDF with a text layer or scanned pages
+    OCR can read in `ocr_languages`, or an InputError."""
     if not path.exists():
         if path.is_symlink():
             raise InputError(
@@ -48,14 +52,37 @@ def inspect_pdf(path: Path) -> PdfInfo:
         if doc.page_count == 0:
             raise InputError(f"{path.name} has no pages; check that the file is a complete PDF.")
         _check_page_sizes(path, doc)
-        if not any(page.get_text("text").strip() for page in doc.pages()):
-            raise InputError(
-                f"{path.name} has no text layer (it looks scanned); run OCR on it first with "
-                "`ocrmypdf in.pdf out.pdf` or configure a MinerU model tier with OCR."
-            )
-        return PdfInfo(sha256=hashlib.sha256(data).hexdigest(), page_count=doc.page_count)
+        text_pages, scanned = _text_and_scanned_pages(doc)
+        if not text_pages:
+            _check_readable_scan(path, scanned, ocr_languages)
+        return PdfInfo(hashlib.sha256(data).hexdigest(), doc.page_count, scanned)
     finally:
         doc.close()
+
+
+def _text_and_scanned_pages(doc: pymupdf.Document) -> tuple[int, tuple[int, ...]]:
+    """How many pages have a text layer of their own, and which only OCR can read."""
+    text_pages, scanned = 0, []
+    for page in doc.pages():
+        chars = len("".join(page.get_text("text").split()))
+        if needs_ocr(page, chars):
+            scanned.append(page.number + 1)
+        elif chars:
+            text_pages += 1
+    return text_pages, tuple(scanned)
+
+
+def _check_readable_scan(path: Path, scanned: tuple[int, ...], languages: str) -> None:
+    """A file with no text of its own must have scanned pages an installed engine can read."""
+    missing = missing_engine(languages) if scanned else None
+    if scanned and missing is None:
+        return
+    ink = "it looks scanned" if scanned else "and nothing on its pages to read"
+    advice = f"; {missing}: {install_hint(languages)}, or" if missing else "; if it is a scan,"
+    raise InputError(
+        f"{path.name} has no text layer ({ink}){advice} run OCR on it first with "
+        "`ocrmypdf in.pdf out.pdf` or configure a MinerU model tier with OCR."
+    )
 
 
 def _check_page_sizes(path: Path, doc: pymupdf.Document) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citerag.plan.references import LabelRef, label_refs, page_spans
+from citerag.plan.references import LabelRef, label_refs, page_spans, sheet_refs
 from citerag.plan.subjects import names_in
 from citerag.text.dates import YEAR
 
@@ -106,7 +106,7 @@ def route(question: str) -> str:
         return SUMMARY
     if _SECTIONS.search(question):
         return SECTIONS
-    if page_spans(question) or label_refs(question):
+    if page_spans(question) or sheet_refs(question) or label_refs(question):
         return PAGES
     return FACTS
 

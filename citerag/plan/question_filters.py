@@ -18,7 +18,7 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.enrich.fields import ENTITIES, YEARS
-from citerag.plan.references import label_refs, page_spans
+from citerag.plan.references import label_refs, page_spans, sheet_refs
 from citerag.store.base import PageRange
 from citerag.text.dates import dates, years
 from citerag.text.mentions import entity_matcher
@@ -33,13 +33,15 @@ class SubQuestionFilters:
     dates: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # "figure:1", "equation:3", "table:2"
     sections: list[str] = field(default_factory=list)  # "item:7", "section:2.1"
-    pages: list[PageRange] = field(default_factory=list)
+    pages: list[PageRange] = field(default_factory=list)  # printed numbers, else sheets
+    sheets: list[PageRange] = field(default_factory=list)  # by place: 1 the cover, -1 the last
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> JSONObject:
         """The filters found, by field name in field order; page ranges as [first, last]."""
         data: JSONObject = {f.name: getattr(self, f.name) for f in fields(self)}
         data["pages"] = [[s.first, s.last] for s in self.pages]
+        data["sheets"] = [[s.first, s.last] for s in self.sheets]
         return {key: value for key, value in data.items() if value}
 
 
@@ -51,6 +53,7 @@ def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestio
         labels=[r.key for r in refs if r.kind not in _SECTION_KINDS],
         sections=[r.key for r in refs if r.kind in _SECTION_KINDS],
         pages=page_spans(question),
+        sheets=sheet_refs(question),
         entities=entity_mentions(question, known_entities),
     )
 

@@ -22,7 +22,7 @@ import numpy as np
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
 from citerag.enrich.fields import LIST_FIELDS
-from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, SECTION
+from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, PAGE_LABEL, SECTION
 from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
 from citerag.types import DocumentCard
@@ -58,7 +58,7 @@ def load_doc_state(
 ) -> DocState:
     """The document's state; its key pages are those `vocabulary` knows by their title. A
     document stored before cards were made gets its card read from its first pages now."""
-    chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, *LIST_FIELDS))
+    chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS))
     places = {c.chunk_id: _place(c) for c in chunks}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
     first: dict[PageKey, ChunkMetadata] = {}
@@ -99,6 +99,8 @@ def _place(chunk: ChunkMetadata) -> Place:
     held = chunk.metadata
     place = {k: _shared(held.get(k)) for k in PLACE_KEYS}
     place.update({k: tuple(held[k]) if held.get(k) else _NOTHING for k in LIST_FIELDS})
+    if held.get(PAGE_LABEL):  # only where the document prints its own page numbers
+        place[PAGE_LABEL] = _shared(held[PAGE_LABEL])
     return place
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pymupdf
 
 from citerag.ingest.pipeline import ingest_key
+from citerag.parse.ocr import OcrWord, page_words, words_rects
 from citerag.serve.api_errors import ApiError
 from citerag.serve.uploads import FileStore
 from citerag.settings import Settings
@@ -55,6 +56,8 @@ class PageSource:
         self._folders = list(folders)
         self._hashes: dict[tuple[str, int, int], str] = {}
         self._pngs: OrderedDict[tuple[str, int, float], bytes] = OrderedDict()
+        # a scanned page's OCR words, by (path, size, mtime, page): reading one takes a second
+        self._words: OrderedDict[tuple[str, int, int, int], list[OcrWord]] = OrderedDict()
         self._lock = threading.Lock()
         self._render_slots = threading.BoundedSemaphore(RENDER_SLOTS)
         self.render_wait_s = RENDER_WAIT_S
@@ -102,6 +105,10 @@ class PageSource:
         with pymupdf.open(path) as doc:
             pdf_page = _page(doc, page)
             found = [_highlight_rects(pdf_page, text) for text in highlights]
+            if not all(found):  # a scanned page: its words are where OCR read them
+                words = self._ocr_words(path, pdf_page)
+                pairs = zip(found, highlights, strict=True)
+                found = [rects or _ocr_rects(words, text) for rects, text in pairs]
             width, height = pdf_page.rect.width, pdf_page.rect.height
         return {
             "page": page,
@@ -117,6 +124,20 @@ class PageSource:
                 for index, (text, rects) in enumerate(zip(highlights, found, strict=True))
             ],
         }
+
+    def _ocr_words(self, path: Path, page: pymupdf.Page) -> list[OcrWord]:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns, page.number)
+        with self._lock:
+            if key in self._words:
+                self._words.move_to_end(key)
+                return self._words[key]
+        words = page_words(page, self._settings.ocr_languages)
+        with self._lock:
+            self._words[key] = words
+            while len(self._words) > CACHED_PAGES:
+                self._words.popitem(last=False)
+        return words
 
     def _doc_id(self, path: Path) -> str:
         stat = path.stat()
@@ -182,6 +203,10 @@ def _highlight_rects(page: pymupdf.Page, text: str) -> list[Box]:
         tail = page.search_for(" ".join(words[-HEAD_TAIL_WORDS:]))
         rects = _span(head, tail)
     return [Box(r.x0, r.y0, r.x1, r.y1) for r in rects]
+
+
+def _ocr_rects(words: Sequence[OcrWord], text: str) -> list[Box]:
+    return [Box(b.x0, b.y0, b.x1, b.y1) for b in words_rects(words, text)] if words else []
 
 
 def _span(head: list[pymupdf.Rect], tail: list[pymupdf.Rect]) -> list[pymupdf.Rect]:

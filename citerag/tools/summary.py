@@ -9,11 +9,11 @@ document has no tree).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from citerag.nodes import DOC_ID, PAGE
+from citerag.nodes import DOC_ID, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.doc_state import Place
 from citerag.retrieve.filters import matches
@@ -51,7 +51,7 @@ class SummaryQueryEngine(ToolQueryEngine):
     def _scoped(self, filters: SubQuestionFilters, limit: int) -> list[tuple[str, str]]:
         if filters.pages:
             wanted = {p for s in filters.pages for p in range(s.first, s.last + 1)}
-            return self._spread(lambda place: int(place[PAGE]) in wanted, limit)
+            return self._spread(_on_pages(wanted, self.context.state.places.values()), limit)
         picks: list[tuple[str, str]] = []
         for doc_id in self.context.doc_ids():
             tree = self.context.tree(doc_id)
@@ -70,6 +70,20 @@ class SummaryQueryEngine(ToolQueryEngine):
             step = len(ids) / limit
             ids = [ids[int(i * step)] for i in range(limit)]
         return [(cid, "main point overview summary") for cid in ids]
+
+
+def _on_pages(wanted: set[int], places: Iterable[Place]) -> Callable[[Place], bool]:
+    """On the pages printed with those numbers where a document prints its page numbers (as
+    the `pages` tool reads them), else on the sheets of those numbers."""
+    labelled = {str(place[DOC_ID]) for place in places if place.get(PAGE_LABEL)}
+    printed = {str(n) for n in wanted}
+
+    def keep(place: Place) -> bool:
+        if str(place[DOC_ID]) in labelled:
+            return str(place.get(PAGE_LABEL) or "") in printed
+        return int(place[PAGE]) in wanted
+
+    return keep
 
 
 def _of_document(doc_id: str) -> Callable[[Place], bool]:
