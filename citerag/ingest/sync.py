@@ -19,6 +19,7 @@ so a kill at any point, then a re-run, leaves the collection equal to the folder
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
@@ -92,7 +93,13 @@ def file_sha256(path: Path) -> str:
 
 def source_of(folder: Path, path: Path) -> str:
     """The absolute path a document found at `path` (inside `folder`) keeps as its source."""
-    return str(folder.resolve() / path.relative_to(folder))
+    return storable(str(folder.resolve() / path.relative_to(folder)))
+
+
+def storable(path: str) -> str:
+    """`path` as a docstore can hold it: a name that is not UTF-8 keeps its undecodable bytes as
+    backslash escapes, so one file always gives the same text to compare."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def is_inside(source: str, folder: Path) -> bool:
@@ -251,5 +258,5 @@ def keep_sources(stores: Stores, collection: str, results: Sequence[FileResult])
     knows them, and answers can name their printed page labels)."""
     for result in results:
         if keeps(result) and result.doc_id:
-            source = str(result.path.parent.resolve() / result.path.name)
+            source = storable(str(result.path.parent.resolve() / result.path.name))
             keep_source(stores, collection, result.doc_id, source)
