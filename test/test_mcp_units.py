@@ -54,3 +54,31 @@ def test_no_labels_without_a_source_or_without_labels_in_the_pdf(tmp_path: Path)
     assert labels.of(plain) == {}
     uploaded = DocumentRecord("d", "upload.pdf", "c", 2, "pymupdf", "ready", 1.0, "")
     assert labels.of(uploaded) == {}
+
+
+def _checked(api_key: str, host: str, origin: str | None = None) -> int | None:
+    """The status the MCP endpoint's host check gives a request (None: let through)."""
+    import asyncio
+
+    from mcp.server.transport_security import TransportSecurityMiddleware
+    from starlette.requests import Request
+
+    from citerag.serve.mcp_endpoint import transport_security
+
+    headers = [(b"host", host.encode())]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    request = Request({"type": "http", "method": "GET", "headers": headers})
+    middleware = TransportSecurityMiddleware(transport_security(api_key))
+    refused = asyncio.run(middleware.validate_request(request))
+    return None if refused is None else refused.status_code
+
+
+def test_without_a_key_mcp_answers_loopback_names_only() -> None:
+    # a web page whose name was rebound to 127.0.0.1 cannot read the library through a browser
+    assert _checked("", "127.0.0.1:8000") is None
+    assert _checked("", "localhost:8000", "http://localhost:8000") is None
+    assert _checked("", "evil.example:8000") == 421
+    assert _checked("", "127.0.0.1:8000", "http://evil.example") == 403
+    # with a key the key guards it: a server reached by its own name answers
+    assert _checked("secret", "rag.internal:8000") is None

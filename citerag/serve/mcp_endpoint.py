@@ -24,10 +24,20 @@ from citerag.serve.security import check_api_key, given_key
 from citerag.serve.state import Served
 
 MCP_PATH = "/mcp"
-# The SDK's Host-header check allows loopback names only, which would refuse a server reached
-# by its own name (`serve --host 0.0.0.0`); the endpoint is guarded as the rest of the API is,
-# by the API key and the app's CORS settings.
-OPEN_HOSTS = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(api_key: str) -> TransportSecuritySettings:
+    """With an API key, any Host (a server reached by its own name, `serve --host 0.0.0.0`): the
+    key guards the endpoint. Without one, loopback Host and Origin names only, so that a web page
+    whose name is rebound to 127.0.0.1 cannot read the library through a browser."""
+    if api_key:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*_LOOPBACK, *(f"{host}:*" for host in _LOOPBACK)],
+        allowed_origins=[f"http://{host}{port}" for host in _LOOPBACK for port in ("", ":*")],
+    )
 
 
 def mount_mcp(app: FastAPI, state: Served) -> Callable[[], AbstractAsyncContextManager[None]]:
@@ -38,7 +48,9 @@ def mount_mcp(app: FastAPI, state: Served) -> Callable[[], AbstractAsyncContextM
 
     server = build_server(Library(state.engine, state.default_collection), run)
     server.streamable_http_app(
-        stateless_http=True, json_response=True, transport_security=OPEN_HOSTS
+        stateless_http=True,
+        json_response=True,
+        transport_security=transport_security(state.settings.api_key),
     )
     handler = KeyChecked(server.session_manager.asgi_app, state)
     app.router.routes.append(Route(MCP_PATH, handler, methods=["GET", "POST", "DELETE"]))
