@@ -279,11 +279,14 @@ def test_words_inside_a_picture_are_read_into_its_figure_only_when_asked(tmp_pat
 
 @needs_tesseract
 @pytest.mark.slow
-def test_the_background_parse_tells_which_page_ocr_reads(scan: Path, tmp_path: Path) -> None:
+def test_the_background_parse_tells_which_page_ocr_reads(tmp_path: Path) -> None:
     from citerag.ingest.prefetch import ParsePrefetcher
     from citerag.parse.cache import load_cached
     from citerag.parse.validate import inspect_pdf
 
+    # Twelve scanned pages: OCR takes seconds, so the half-second polls see it under way (three
+    # pages could be read between two polls).
+    scan = scanned_copy(text_pdf(tmp_path / "long.pdf", PAGES * 4), tmp_path / "long_scan.pdf")
     settings = Settings(storage_dir=tmp_path / "storage")
     told: list[tuple[int, int, int]] = []
     prefetch = ParsePrefetcher(settings)
@@ -292,7 +295,7 @@ def test_the_background_parse_tells_which_page_ocr_reads(scan: Path, tmp_path: P
         prefetch.wait(scan, lambda page, read, total: told.append((page, read, total)))
     finally:
         prefetch.close()
-    assert told and all(1 <= page <= 3 and total == 3 for page, _read, total in told)
+    assert told and all(1 <= page <= 12 and total == 12 for page, _read, total in told)
     parsed = load_cached(settings.parse_cache_dir, inspect_pdf(scan).sha256, "pymupdf")
     assert parsed is not None and parsed.ocr_languages == "eng"
     assert not list(settings.parse_cache_dir.glob("*progress*"))  # nothing left behind
