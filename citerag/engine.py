@@ -42,7 +42,7 @@ from citerag.tools.context import ToolContext
 from citerag.tools.registry import build_question_generator, build_tools
 from citerag.tools.tree_answer import tree_answer
 from citerag.tools.tree_mode import TOP_K_FILES
-from citerag.types import camel_case_fields
+from citerag.types import DocumentRecord, camel_case_fields
 
 log = logging.getLogger(__name__)
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -294,8 +294,9 @@ class Engine:
         for collection in names:
             self.check_collection(collection)
             has_vectors = self.vectors.has_collection(collection)
-            cards = self._cards(collection)
-            for record in self.docstore.list_documents(collection):
+            records = self.docstore.list_documents(collection)
+            cards = self._cards(collection, records)
+            for record in records:
                 summaries.append(
                     DocumentSummary(
                         collection=collection,
@@ -315,11 +316,12 @@ class Engine:
                 )
         return summaries
 
-    def _cards(self, collection: str) -> dict[str, dict[str, Any]]:
-        """Each ready document's card: stored at ingest, or read now from the first pages of a
-        document stored before cards were made."""
+    def _cards(
+        self, collection: str, records: Sequence[DocumentRecord]
+    ) -> dict[str, dict[str, Any]]:
+        """Each ready document's card (`records`): stored at ingest, or read now from the first
+        pages of a document stored before cards were made."""
         stored = self.docstore.get_cards(collection)
-        records = self.docstore.list_documents(collection)
         if all(r.doc_id in stored for r in records):
             return {d: dict(card) for d, card in stored.items()}
         docs = self.collection_state(collection).docs

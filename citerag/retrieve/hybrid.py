@@ -105,6 +105,7 @@ class HybridRetriever(BaseRetriever):
         # A routed copy (`_within`) searches only the documents its question named.
         self._scope: tuple[str, ...] = ()
         self._routing_used = NOT_ROUTED
+        self._content: np.ndarray | None = None  # a routed copy's question vector, names left out
         super().__init__(callback_manager=callback_manager)
 
     @property
@@ -132,20 +133,25 @@ class HybridRetriever(BaseRetriever):
         if self._state.is_empty:
             return HybridRanking([], [], [], [])
         routing = NOT_ROUTED if self._scope else self._routing(query_bundle.query_str)
-        if routing.preferred:
-            preferring = self._within(routing)._rank(query_bundle)
-            preferring.routing = routing
-            return preferring
-        if not routing.routed:
+        if not (routing.routed or routing.preferred):
             return self._rank(query_bundle)
-        routed = self._within(routing)._rank(query_bundle)
-        routed.routing = routing
+        content = self._content_vector(routing, query_bundle)
+        ranked = self._within(routing, content)._rank(query_bundle)
+        ranked.routing = routing
         wanted = self._settings.fusion_top_n
-        if len(routed.fused) < wanted and routing.fallback:
+        if routing.routed and len(ranked.fused) < wanted and routing.fallback:
             wider = Routing(routing.fallback, routing.reason, routing.names)
-            more = self._within(wider)._rank(query_bundle).fused
-            routed.fused += filled_after(routed.fused, more, wanted)
-        return routed
+            more = self._within(wider, content)._rank(query_bundle).fused
+            ranked.fused += filled_after(ranked.fused, more, wanted)
+        return ranked
+
+    def _content_vector(self, routing: Routing, query_bundle: QueryBundle) -> np.ndarray | None:
+        """The question without the words that named its documents, embedded once for every
+        routed copy (None when it named none: the question's own vector serves)."""
+        content = routing.without_names(query_bundle.query_str)
+        if not content or content == query_bundle.query_str:
+            return None
+        return np.asarray(self._embed_model.get_query_embedding(content), dtype=np.float32)
 
     def _routing(self, question: str) -> Routing:
         """The question's routing, else the whole question's when this is a part of it that
@@ -161,11 +167,13 @@ class HybridRetriever(BaseRetriever):
             return inherited
         return Routing(inherited.scope, f"{inherited.reason} (named by the whole question)")
 
-    def _within(self, routing: Routing) -> HybridRetriever:
-        """This retriever (its filters, its subclass's) searching only the routed documents."""
+    def _within(self, routing: Routing, content: np.ndarray | None) -> HybridRetriever:
+        """This retriever (its filters, its subclass's) searching only the routed documents,
+        with `content` as its question vector where the question named them."""
         scoped = copy.copy(self)
         scoped._scope = routing.scope
         scoped._routing_used = routing
+        scoped._content = content
         return scoped
 
     def _rank(self, query_bundle: QueryBundle) -> HybridRanking:
@@ -268,9 +276,8 @@ class HybridRetriever(BaseRetriever):
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
 
     def _query_vector(self, query_bundle: QueryBundle) -> np.ndarray:
-        content = self._routing_used.without_names(query_bundle.query_str)
-        if content != query_bundle.query_str and content:
-            return np.asarray(self._embed_model.get_query_embedding(content), dtype=np.float32)
+        if self._content is not None:
+            return self._content
         embedding = query_bundle.embedding
         if embedding is None:
             embedding = self._embed_model.get_query_embedding(query_bundle.query_str)

@@ -109,6 +109,7 @@ class DocumentRouter:
         self._aliases: dict[str, set[str]] = defaultdict(set)  # squashed alias -> company keys
         self._tickers: dict[str, str] = {}  # ticker -> company key
         self._docs_of: dict[str, list[str]] = defaultdict(list)  # company key -> doc ids
+        self._company_of: dict[str, str] = {}  # doc id -> company key
         self._shown: dict[str, str] = {}  # company key -> a name as printed
         same = _same_companies({d: card.organisation for d, card in self._cards.items()})
         for doc_id, card in sorted(self._cards.items()):
@@ -116,6 +117,7 @@ class DocumentRouter:
             if not key:
                 continue
             self._docs_of[key].append(doc_id)
+            self._company_of[doc_id] = key
             self._shown.setdefault(key, card.organisation)
             for alias in company_aliases(card.organisation):
                 self._aliases[alias].add(key)
@@ -176,7 +178,7 @@ class DocumentRouter:
     def _holds(self, doc_id: str, card: DocumentCard, key: str, wanted: str) -> bool:
         if key == "company":
             named = self.companies_named(wanted) or self.companies_named(wanted.upper())
-            return self._company_of(doc_id) in named
+            return self._company_of.get(doc_id, "") in named
         held = {
             "year": str(card.fiscal_year or ""),
             "quarter": f"Q{card.quarter}" if card.quarter else "",
@@ -188,9 +190,6 @@ class DocumentRouter:
         if key == "quarter" and wanted.isdigit():
             wanted = f"Q{wanted}"
         return held.get(key, "").casefold() == wanted.casefold()
-
-    def _company_of(self, doc_id: str) -> str:
-        return next((key for key, docs in self._docs_of.items() if doc_id in docs), "")
 
     def companies_named(self, question: str) -> list[str]:
         """Company keys the question names, in the order it names them."""
