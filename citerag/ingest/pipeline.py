@@ -311,13 +311,7 @@ class Ingestor(DocumentWriter):
         self._stores.remove_document(collection, doc_id)
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
-        in_docstore = self._docstore.count_chunks(collection, doc_id)
-        in_vectors = (
-            self._vectors.count(collection, doc_id)
-            if self._vectors.has_collection(collection)
-            else 0
-        )
-        return in_docstore > 0 and in_docstore == in_vectors
+        return self._stores.is_whole(collection, doc_id)
 
     def _store(
         self,

@@ -24,14 +24,7 @@ from citerag.types import DocumentRecord
 def can_finish(stores: Stores, record: DocumentRecord) -> bool:
     """Whether the document's chunks and rows are whole (as many rows as chunks), so that a
     rename of it cut short can be finished rather than the file ingested again."""
-    chunks = stores.docstore.count_chunks(record.collection, record.doc_id)
-    vectors = stores.vectors
-    rows = (
-        vectors.count(record.collection, record.doc_id)
-        if vectors.has_collection(record.collection)
-        else 0
-    )
-    return chunks > 0 and chunks == rows
+    return stores.is_whole(record.collection, record.doc_id)
 
 
 def rename_document(stores: Stores, record: DocumentRecord, name: str, source: str) -> None:

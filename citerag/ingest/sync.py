@@ -33,6 +33,7 @@ from citerag.ingest.rename import can_finish, rename_document
 from citerag.ingest.shelf import FileProgress, FileResult, Ingests, failed, ingest_one
 from citerag.settings import Settings
 from citerag.store.base import Stores
+from citerag.text.names import display_name
 from citerag.types import DocumentRecord
 
 RENAMED = "renamed"
@@ -81,6 +82,11 @@ class _File:
     path: Path
     source: str  # the absolute path a document keeps
     doc_id: str
+
+    @property
+    def name(self) -> str:
+        """The name its document is stored under (ingest makes a file's name safe first)."""
+        return display_name(self.path.name)
 
 
 def file_sha256(path: Path) -> str:
@@ -203,7 +209,7 @@ def _primary(group: Sequence[_File], record: DocumentRecord | None) -> _File:
     the first (the others are copies: one document holds one set of bytes)."""
     if record is not None:
         for item in group:
-            if item.path.name == record.name:
+            if item.name == record.name:
                 return item
     return group[0]
 
@@ -237,12 +243,14 @@ def _rename_if_moved(
     """The name the file's bytes were stored under when they now take the file's name (a file
     of this folder renamed or moved, or such a rename cut short); "" when nothing was renamed.
     The file is ingested after: when the stored rows are not whole, ingest replaces them."""
-    if record is None or not is_inside(record.source, folder) or not can_finish(stores, record):
+    if record is None or not is_inside(record.source, folder):
         return ""
-    if record.name == item.path.name and record.status == "ready":
+    if record.name == item.name and record.status == "ready":
+        return ""  # nothing to rename: the cheap check first, every unchanged file passes here
+    if not can_finish(stores, record):
         return ""
-    rename_document(stores, record, item.path.name, item.source)
-    return record.name if record.name != item.path.name else ""
+    rename_document(stores, record, item.name, item.source)
+    return record.name if record.name != item.name else ""
 
 
 def keep_source(stores: Stores, collection: str, doc_id: str, source: str) -> None:

@@ -82,6 +82,10 @@ class Library:
         records = [source.to_dict() for source in sources_from_nodes(nodes)]
         return Sources(sources=self._sources(name, records))
 
+    def collections(self) -> list[str]:
+        """The collections that hold ready documents."""
+        return self._engine.docstore.collections()
+
     def documents(self, collection: str | None) -> Documents:
         docstore = self._engine.docstore
         names = [self.collection(collection)] if collection else docstore.collections()

@@ -127,8 +127,8 @@ def _add_resources(server: MCPServer, library: Library, run: Run) -> None:
         mime_type="application/json",
     )
     async def collections() -> str:
-        listed: Documents = await run(lambda: library.documents(None))
-        return json.dumps(sorted({d.collection for d in listed.documents}))
+        names: list[str] = await run(library.collections)
+        return json.dumps(sorted(names))
 
     @server.resource(
         "citerag://collections/{collection}/documents",

@@ -9,7 +9,6 @@ disk (`upload_jobs`): after a crash the next server resumes or fails them, and c
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -23,6 +22,7 @@ from citerag.errors import InputError, RagError
 from citerag.ingest.pipeline import STAGES as INGEST_STAGES
 from citerag.ingest.pipeline import Progress
 from citerag.ingest.shelf import Ingests, ingest_one
+from citerag.ingest.sync import file_sha256
 from citerag.parse.validate import inspect_pdf
 from citerag.serve.api_errors import ApiError
 from citerag.serve.upload_jobs import JobRecords, UploadJob, interrupted_reason, sweep_staging
@@ -52,7 +52,7 @@ class FileStore:
     def holds(self, job: UploadJob) -> bool:
         """Whether the kept file is this job's bytes (its ingest finished before a crash)."""
         kept = self.path(job.collection, job.name)
-        return bool(job.sha256) and kept.is_file() and sha256_of(kept) == job.sha256
+        return bool(job.sha256) and kept.is_file() and file_sha256(kept) == job.sha256
 
     def keep(self, staged: Path, collection: str, name: str) -> None:
         target = self.path(collection, name)
@@ -73,14 +73,6 @@ def check_upload(data: bytes, name: str, cap_bytes: int) -> None:
 
 def mb(size: int) -> str:
     return f"{size / 1_048_576:.1f} MB"
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class UploadJobs:

@@ -156,6 +156,15 @@ class Stores:
         self.keywords.remove_document(collection, doc_id)
         self.docstore.delete_document(collection, doc_id)
 
+    def is_whole(self, collection: str, doc_id: str) -> bool:
+        """Whether the document's chunks are all in the vector index (as many rows as chunks,
+        and some): what a stored document must be to be skipped, renamed or trusted."""
+        chunks = self.docstore.count_chunks(collection, doc_id)
+        rows = (
+            self.vectors.count(collection, doc_id) if self.vectors.has_collection(collection) else 0
+        )
+        return chunks > 0 and chunks == rows
+
     def close(self) -> None:
         self.keywords.close()
         self.vectors.close()
