@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from citerag.parse.table_chars import lean_table_chars
+from citerag.parse.table_chars import find_ruled_tables
 from citerag.text.dates import TABLE_YEAR
 
 CURRENCY_ONLY = re.compile(r"^[$€£¥%]$")
@@ -60,10 +60,8 @@ def _ruled_tables(page: pymupdf.Page, words: list[Word]) -> list[FoundTable]:
         return []
     drawings = page.get_drawings()
     found: list[FoundTable] = []
-    with lean_table_chars():  # only cells and boxes are read below
-        # The drawings just read, handed over: the finder would read them a second time.
-        finder = page.find_tables(use_layout=False, paths=drawings)
-    for table in finder.tables:
+    # The drawings just read, handed over: the finder would read them a second time.
+    for table in find_ruled_tables(page, drawings):
         table_words = _words_within(words, table.bbox)
         rows = [
             clean_row(_row_text(_words_within(table_words, row.bbox), row.cells))
