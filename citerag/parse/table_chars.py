@@ -1,7 +1,7 @@
-"""PyMuPDF's ruled-table finder fed a lean character list: the same tables in half the time.
+"""PyMuPDF's ruled-table finder fed a lean character list: the same tables, less work.
 
 `page.find_tables()` first lists every character of the page as a 24-key dictionary (colours,
-font, text matrix, a transformed origin), which is half of the parse time of a 10-K. Line-based
+font, text matrix, a transformed origin), most of the cost of parsing a page with tables. Line-based
 detection reads only a character's box, its box in PDF coordinates and its text (is a cluster of
 strokes around text? is a candidate table empty?). `find_ruled_tables` runs the finder's own
 steps (`make_edges`, `TableFinder`) with just those keys, the PDF-coordinate box computed as
