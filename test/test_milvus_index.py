@@ -177,3 +177,17 @@ def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Pa
     assert result.returncode == 3, result.stderr[-500:]
     assert "another process" in result.stdout
     assert "Traceback" not in result.stderr, result.stderr[-500:]  # the sentence, nothing else
+
+
+@pytest.mark.slow  # inserts 16,500 rows
+def test_listings_read_past_the_query_window_of_16384_rows(index: MilvusIndex) -> None:
+    # Milvus answers a plain query with at most 16,384 rows; repair lists a collection's
+    # documents and a document's ids this way, so a larger one must still be read whole.
+    many = 16_500
+    big = rows_for("big", unit_vectors(many, seed=3))
+    index.insert("main", big[: many // 2])
+    index.insert("main", big[many // 2 :] + rows_for("other", unit_vectors(2, seed=4)))
+    assert len(index.ids_of("main", "big")) == many
+    assert index.ids_of("main", "big") == sorted(row.chunk_id for row in big)
+    assert index.doc_ids_except("main", []) == ["big", "other"]
+    assert index.doc_ids_except("main", ["big"]) == ["other"]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,9 @@ from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
-# Milvus answers at most this many rows per query (its default query result window).
-MAX_QUERY_ROWS = 16384
+# A plain query answers at most 16,384 rows (Milvus's query result window); listings page
+# through a query iterator in batches of this many rows instead, so any size is read whole.
+QUERY_BATCH = 4096
 ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
 
 # VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
@@ -61,6 +63,33 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     if len(encoded) <= max_bytes:
         return text
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
+
+
+class _LiteSessionTimestamp(logging.Filter):
+    """Milvus Lite answers no session timestamp to a query iterator, which then uses the
+    client's clock (harmless: collections here are strongly consistent) and warns every time."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_LiteSessionTimestamp())
+
+
+def all_rows(
+    client: MilvusClient, name: str, expression: str, fields: list[str]
+) -> Iterator[Mapping[str, Any]]:
+    """Every row of collection `name` that `expression` matches, `fields` only, page by page.
+
+    The caller holds the client's lock until the iterator is exhausted or closed."""
+    rows = client.query_iterator(
+        name, batch_size=QUERY_BATCH, filter=expression, output_fields=fields
+    )
+    try:
+        while batch := rows.next():
+            yield from batch
+    finally:
+        rows.close()
 
 
 def is_server_uri(uri: str) -> bool:
@@ -256,16 +285,14 @@ class MilvusIndex:
         return sorted(set(self._field_values(collection, expression or 'id != ""', "doc_id")))
 
     def _field_values(self, collection: str, expression: str, field: str) -> list[str]:
-        """`field` of the rows `expression` matches (at most MAX_QUERY_ROWS), sorted."""
+        """`field` of every row `expression` matches, however many, sorted."""
         name = milvus_collection_name(collection)
         with self._lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
-            rows = self._client.query(
-                name, filter=expression, output_fields=[field], limit=MAX_QUERY_ROWS
-            )
-        return sorted(str(row[field]) for row in rows)
+            values = [str(row[field]) for row in all_rows(self._client, name, expression, [field])]
+        return sorted(values)
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:
