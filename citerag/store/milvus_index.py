@@ -7,6 +7,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +98,20 @@ def is_server_uri(uri: str) -> bool:
 
 
 class MilvusIndex:
-    """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
+    """`VectorIndex` over `pymilvus.MilvusClient`.
+
+    Writes and schema changes hold `lock` (a check then a create, a delete then a flush, must
+    not interleave). Searches hold `read_lock`: on a server that is no lock at all (the gRPC
+    client serves calls from many threads, so questions answered on several threads search
+    at once); Milvus Lite's single local process is driven as the one lock serialises it."""
 
     def __init__(self, uri: str, token: str = "") -> None:
         self.uri = uri
         self.is_server = is_server_uri(uri)
         self._lock = threading.RLock()
+        self._read_lock: AbstractContextManager[object] = (
+            nullcontext() if self.is_server else self._lock
+        )
         self._loaded: set[str] = set()
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +136,13 @@ class MilvusIndex:
 
     @property
     def lock(self) -> threading.RLock:
+        """Held around writes and schema changes on the shared client."""
         return self._lock
+
+    @property
+    def read_lock(self) -> AbstractContextManager[object]:
+        """Held around searches: the write lock on Milvus Lite, nothing on a server."""
+        return self._read_lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
         if not self.is_server and locked_by_another_process(Path(self.uri)):
@@ -174,6 +189,7 @@ class MilvusIndex:
             )
 
     def _load(self, name: str) -> None:
+        # Loading twice from two searching threads is harmless: Milvus loads a collection once.
         if name not in self._loaded:
             self._client.load_collection(name)
             self._loaded.add(name)
@@ -209,7 +225,7 @@ class MilvusIndex:
         expression = _search_expression(query.filters, query.node_ids)
         if query.top_k < 1 or len(queries) == 0 or expression is None:
             return empty
-        with self._lock:
+        with self._read_lock:
             # A loaded collection is searched at once (a has_collection round trip per question
             # cost more than the search); one dropped meanwhile by another process fails the
             # search, and is then found missing.

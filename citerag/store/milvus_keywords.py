@@ -68,7 +68,7 @@ def analyzer_text(text: str) -> str:
 
 
 class MilvusKeywordIndex:
-    """`KeywordIndex` on the client and lock of a `MilvusIndex` (which owns and closes them).
+    """`KeywordIndex` on the client and locks of a `MilvusIndex` (which owns and closes them).
 
     `pretokenize` False stores and queries the raw text (Milvus's analyzer alone), kept for the
     comparison in benchmarks/bench_keywords.py.
@@ -84,6 +84,7 @@ class MilvusKeywordIndex:
         self._index = index
         self._client: MilvusClient = index.client
         self._lock = index.lock
+        self._read_lock = index.read_lock
         self._pretokenize = pretokenize
         self._loaded: set[str] = set()
 
@@ -111,7 +112,7 @@ class MilvusKeywordIndex:
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
         name = keyword_collection_name(collection)
-        with self._lock:
+        with self._read_lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
