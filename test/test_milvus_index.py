@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -177,3 +178,35 @@ def test_a_folder_held_by_another_process_raises_backend_unavailable(db_path: Pa
     assert result.returncode == 3, result.stderr[-500:]
     assert "another process" in result.stdout
     assert "Traceback" not in result.stderr, result.stderr[-500:]  # the sentence, nothing else
+
+
+@pytest.mark.slow  # inserts 16,500 rows
+def test_listings_read_past_the_query_window_of_16384_rows(index: MilvusIndex) -> None:
+    # Milvus answers a plain query with at most 16,384 rows; repair lists a collection's
+    # documents and a document's ids this way, so a larger one must still be read whole.
+    many = 16_500
+    big = rows_for("big", unit_vectors(many, seed=3))
+    index.insert("main", big[: many // 2])
+    index.insert("main", big[many // 2 :] + rows_for("other", unit_vectors(2, seed=4)))
+    assert len(index.ids_of("main", "big")) == many
+    assert index.ids_of("main", "big") == sorted(row.chunk_id for row in big)
+    assert index.doc_ids_except("main", []) == ["big", "other"]
+    assert index.doc_ids_except("main", ["big"]) == ["other"]
+
+
+def test_a_server_searches_while_a_write_holds_the_lock_and_lite_waits(index: MilvusIndex) -> None:
+    # Questions answered on several threads of one `serve` process search a Milvus server at
+    # once; Milvus Lite is driven one call at a time.
+    vectors = unit_vectors(8, seed=21)
+    index.insert("main", rows_for("d1", vectors))
+    query = VectorQuery(vectors[[5]], top_k=1)
+    found: list[list[list[tuple[str, float]]]] = []
+    with index.lock:
+        searching = threading.Thread(target=lambda: found.append(index.search("main", query)))
+        searching.start()
+        # A server's search returns well within 30 s; Lite's must still wait after 2 s.
+        searching.join(timeout=30 if index.is_server else 2)
+        finished_under_the_lock = not searching.is_alive()
+    searching.join(timeout=30)
+    assert finished_under_the_lock == index.is_server
+    assert found and found[0][0][0][0] == "d1-c5"

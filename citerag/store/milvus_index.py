@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,9 @@ from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
-# Milvus answers at most this many rows per query (its default query result window).
-MAX_QUERY_ROWS = 16384
+# A plain query answers at most 16,384 rows (Milvus's query result window); listings page
+# through a query iterator in batches of this many rows instead, so any size is read whole.
+QUERY_BATCH = 4096
 ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
 
 # VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
@@ -63,17 +66,52 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
+class _LiteSessionTimestamp(logging.Filter):
+    """Milvus Lite answers no session timestamp to a query iterator, which then uses the
+    client's clock (harmless: collections here are strongly consistent) and warns every time."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_LiteSessionTimestamp())
+
+
+def all_rows(
+    client: MilvusClient, name: str, expression: str, fields: list[str]
+) -> Iterator[Mapping[str, Any]]:
+    """Every row of collection `name` that `expression` matches, `fields` only, page by page.
+
+    The caller holds the client's lock until the iterator is exhausted or closed."""
+    rows = client.query_iterator(
+        name, batch_size=QUERY_BATCH, filter=expression, output_fields=fields
+    )
+    try:
+        while batch := rows.next():
+            yield from batch
+    finally:
+        rows.close()
+
+
 def is_server_uri(uri: str) -> bool:
     return uri.startswith(SERVER_SCHEMES)
 
 
 class MilvusIndex:
-    """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
+    """`VectorIndex` over `pymilvus.MilvusClient`.
+
+    Writes and schema changes hold `lock` (a check then a create, a delete then a flush, must
+    not interleave). Searches hold `read_lock`: on a server that is no lock at all (the gRPC
+    client serves calls from many threads, so questions answered on several threads search
+    at once); Milvus Lite's single local process is driven as the one lock serialises it."""
 
     def __init__(self, uri: str, token: str = "") -> None:
         self.uri = uri
         self.is_server = is_server_uri(uri)
         self._lock = threading.RLock()
+        self._read_lock: AbstractContextManager[object] = (
+            nullcontext() if self.is_server else self._lock
+        )
         self._loaded: set[str] = set()
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +136,13 @@ class MilvusIndex:
 
     @property
     def lock(self) -> threading.RLock:
+        """Held around writes and schema changes on the shared client."""
         return self._lock
+
+    @property
+    def read_lock(self) -> AbstractContextManager[object]:
+        """Held around searches: the write lock on Milvus Lite, nothing on a server."""
+        return self._read_lock
 
     def _unavailable(self, error: Exception) -> BackendUnavailable:
         if not self.is_server and locked_by_another_process(Path(self.uri)):
@@ -145,6 +189,7 @@ class MilvusIndex:
             )
 
     def _load(self, name: str) -> None:
+        # Loading twice from two searching threads is harmless: Milvus loads a collection once.
         if name not in self._loaded:
             self._client.load_collection(name)
             self._loaded.add(name)
@@ -180,7 +225,7 @@ class MilvusIndex:
         expression = _search_expression(query.filters, query.node_ids)
         if query.top_k < 1 or len(queries) == 0 or expression is None:
             return empty
-        with self._lock:
+        with self._read_lock:
             # A loaded collection is searched at once (a has_collection round trip per question
             # cost more than the search); one dropped meanwhile by another process fails the
             # search, and is then found missing.
@@ -256,16 +301,14 @@ class MilvusIndex:
         return sorted(set(self._field_values(collection, expression or 'id != ""', "doc_id")))
 
     def _field_values(self, collection: str, expression: str, field: str) -> list[str]:
-        """`field` of the rows `expression` matches (at most MAX_QUERY_ROWS), sorted."""
+        """`field` of every row `expression` matches, however many, sorted."""
         name = milvus_collection_name(collection)
         with self._lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
-            rows = self._client.query(
-                name, filter=expression, output_fields=[field], limit=MAX_QUERY_ROWS
-            )
-        return sorted(str(row[field]) for row in rows)
+            values = [str(row[field]) for row in all_rows(self._client, name, expression, [field])]
+        return sorted(values)
 
     def has_collection(self, collection: str) -> bool:
         with self._lock:

@@ -19,8 +19,7 @@ benchmarks/results/keywords.md).
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
@@ -28,20 +27,15 @@ from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusC
 from citerag.errors import BackendUnavailable
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery
 from citerag.store.milvus_filters import milvus_literal
-from citerag.store.milvus_index import ID_BYTES, MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.store.milvus_index import (
+    ID_BYTES,
+    MilvusIndex,
+    all_rows,
+    milvus_collection_name,
+    truncate_utf8,
+)
 from citerag.text.tokens import tokenize
 from citerag.types import JSONObject, JSONValue, json_int
-
-
-class _LiteSessionTimestamp(logging.Filter):
-    """Milvus Lite answers no session timestamp to a query iterator, which then uses the
-    client's clock (harmless: collections here are strongly consistent) and warns every time."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "failed to get mvccTs" not in record.getMessage()
-
-
-logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_LiteSessionTimestamp())
 
 SUFFIX = "_kw"
 DOC_ID_BYTES = 128
@@ -62,7 +56,6 @@ FETCH_MIN = 1000
 FILTER_SLICE = 2000
 MAX_TOP_K = 16384  # Milvus's ceiling on a search's limit
 INSERT_BATCH = 1000
-QUERY_BATCH = 4096
 
 
 def keyword_collection_name(collection: str) -> str:
@@ -75,7 +68,7 @@ def analyzer_text(text: str) -> str:
 
 
 class MilvusKeywordIndex:
-    """`KeywordIndex` on the client and lock of a `MilvusIndex` (which owns and closes them).
+    """`KeywordIndex` on the client and locks of a `MilvusIndex` (which owns and closes them).
 
     `pretokenize` False stores and queries the raw text (Milvus's analyzer alone), kept for the
     comparison in benchmarks/bench_keywords.py.
@@ -91,6 +84,7 @@ class MilvusKeywordIndex:
         self._index = index
         self._client: MilvusClient = index.client
         self._lock = index.lock
+        self._read_lock = index.read_lock
         self._pretokenize = pretokenize
         self._loaded: set[str] = set()
 
@@ -118,7 +112,7 @@ class MilvusKeywordIndex:
         if top_k < 1 or not text.strip() or (allowed_ids is not None and not allowed_ids):
             return []
         name = keyword_collection_name(collection)
-        with self._lock:
+        with self._read_lock:
             if not self._client.has_collection(name):
                 return []
             self._load(name)
@@ -165,18 +159,9 @@ class MilvusKeywordIndex:
             if not self._client.has_collection(name):
                 return set()
             self._load(name)
-            return {str(row["doc_id"]) for row in self._all_rows(name, ["doc_id"])}
-
-    def _all_rows(self, name: str, fields: list[str]) -> Iterator[Mapping[str, JSONValue]]:
-        # A plain query answers at most 16384 rows; the iterator pages through any number.
-        rows = self._client.query_iterator(
-            name, batch_size=QUERY_BATCH, filter='id != ""', output_fields=fields
-        )
-        try:
-            while batch := rows.next():
-                yield from batch
-        finally:
-            rows.close()
+            return {
+                str(row["doc_id"]) for row in all_rows(self._client, name, 'id != ""', ["doc_id"])
+            }
 
     def drop_collection(self, collection: str) -> None:
         name = keyword_collection_name(collection)
