@@ -29,9 +29,11 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
-from citerag.retrieve.fusion import TiedRanking
+from citerag.retrieve.fusion import Ranking, TiedRanking
+from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
@@ -61,7 +63,7 @@ class EvidenceWeights:
 
 @dataclass(frozen=True)
 class CollectionView:
-    """What the signals read from a collection snapshot."""
+    """What the signals read from a collection."""
 
     known: KnownValues
     index: ValueIndex
@@ -178,10 +180,49 @@ def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
     return dict(scores)
 
 
-Ranker = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], TiedRanking]
-_RANKERS: dict[str, Ranker] = {
+Signal = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], TiedRanking]
+_RANKERS: dict[str, Signal] = {
     "entities": _by_entities,
     "years": _by_years,
     "quotes": _by_quotes,
     "topics": _by_topics,
 }
+
+
+class EvidenceRanker(Ranker):
+    """One evidence signal as a ranker: its first `limit` chunks, ranked in the candidates'
+    fused order where the evidence ties them."""
+
+    stage: ClassVar[Stage] = Stage.EVIDENCE
+
+    def rank(self, context: RankContext) -> Ranking:
+        source, limit = context.source, context.limit
+
+        def keyword_search(text: str, among: Collection[str] | None) -> list[str]:
+            return source.keyword_hits("chunk", text, limit, among)
+
+        view = CollectionView(
+            source.known_values,
+            source.carriers,
+            lambda chunk_id: source.place(chunk_id).doc_id,
+            source.chunk_count,
+            keyword_search,
+        )
+        signal = _RANKERS[self.name]
+        return signal(context.question, view, context.order, context.allowed).head(limit)
+
+
+class EntityEvidence(EvidenceRanker):
+    name: ClassVar[str] = "entities"
+
+
+class YearEvidence(EvidenceRanker):
+    name: ClassVar[str] = "years"
+
+
+class QuoteEvidence(EvidenceRanker):
+    name: ClassVar[str] = "quotes"
+
+
+class TopicEvidence(EvidenceRanker):
+    name: ClassVar[str] = "topics"
