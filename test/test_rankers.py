@@ -14,9 +14,12 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 from test_evidence import DENSE, DIM, Docstore, Keywords, Vectors, doc_state, place
 
 import config
+from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import ConfigError
+from citerag.nodes import PAGE_LABEL
 from citerag.query.query_factory import retrieval_settings
 from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.doc_state import PLACE_KEYS, Place
 from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.fusion import Ranking
 from citerag.retrieve.hybrid import HybridRanking, HybridRetriever, RetrievalSettings
@@ -176,3 +179,20 @@ def test_questions_leave_the_snapshot_as_it_was_made() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         place_of.page = 3  # type: ignore[misc]
     assert place_of["years"] == ("2019",) and place_of.page_key == PageKey("acme", 2)
+
+
+def test_a_place_holds_every_key_the_docstore_gives_retrieval() -> None:
+    """Filters name a place's keys as the chunk metadata does; each is a field."""
+    keys = {*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS}
+    assert {f.name for f in dataclasses.fields(Place)} == keys | {"page_key"}
+    held = Place.of({"doc_id": "d", "page": 4, "section": "Risk", "years": ["2020"]})
+    assert {key: held[key] for key in ("doc_id", "page", "section", "years", "labels")} == {
+        "doc_id": "d",
+        "page": 4,
+        "section": "Risk",
+        "years": ("2020",),
+        "labels": (),
+    }
+    assert "page_label" not in dict(held) and held.get("page_label") is None
+    with pytest.raises(KeyError):
+        held["page_key"]

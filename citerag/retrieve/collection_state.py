@@ -1,16 +1,19 @@
 """What retrieval needs in memory for one collection, kept in step with the docstore by delta.
 
 The state is an immutable snapshot of per-document parts (`DocState`): chunk places, pages and
-their chunk ids, statement pages, page head vectors. Each question first asks the docstore which
+their chunk ids, statement pages, page head vectors; its lookups (chunk places, the value
+indexes of `INDEXED_FIELDS`, the document router) are built when it is made and carried to the
+next snapshot by the same delta. Each question first asks the docstore which
 documents are ready (ids and `created_at`, one small query); only documents that appeared or
 changed are loaded (without their text) and only those that went are dropped, so a document
 added through another process is found by the next question here, and nothing reloads the whole
 collection. Keyword search is the keyword index (`citerag.store.keywords`), kept in line with
 the docstore one document at a time (`keyword_sync`).
 
-Memory per collection (measured: benchmarks/state_memory.py): about 0.9 KB per chunk (its
-place and the lookup entry) and 1.7 KB per page (its key, chunk ids and a 384-dimension float32
-head vector), plus the keyword index's own (bm25s files: its segments are held in memory).
+Memory per collection (measured: benchmarks/state_memory.py, 10,200 chunks of 10-K text): about
+1.4 KB per chunk, its page's share included (the place and its lookup entry, the value indexes;
+per page its key, chunk ids and a 384-dimension float32 head vector), plus the keyword index's
+own (bm25s files: its segments are held in memory).
 """
 
 from __future__ import annotations
