@@ -102,15 +102,9 @@ CHUNK_STAGES = (Stage.CANDIDATES, Stage.EVIDENCE, Stage.PREFERENCE)
 
 
 def ranker_weights(settings: RetrievalSettings) -> dict[str, float]:
-    """The rankers' weights the settings give (the others count 1)."""
-    evidence = settings.evidence
-    return {
-        "best_sentence": settings.sentence_weight,
-        "entities": evidence.entities,
-        "years": evidence.years,
-        "quotes": evidence.quotes,
-        "topics": evidence.topics,
-    }
+    """The rankers' weights the settings give (the others count 1); each evidence weight is
+    named like its ranker."""
+    return {"best_sentence": settings.sentence_weight, **vars(settings.evidence)}
 
 
 class HybridRetriever(BaseRetriever):

@@ -107,7 +107,8 @@ class RankContext:
     allowed_pages: set[str] | None = None  # the pages of `allowed` (None: any)
     routing: Routing = NOT_ROUTED  # the routing this search runs under
     scope: tuple[str, ...] = ()  # the documents a routed search is held to
-    rankings: Mapping[str, Ranking] = field(default_factory=dict)  # earlier rankers' rankings
+    # The rankings of the rankers run before this one at its level (chunks, or pages), by name.
+    rankings: Mapping[str, Ranking] = field(default_factory=dict)
     fused: Sequence[tuple[str, float]] = ()  # the chunks as the last join fused them
 
     @property
