@@ -163,7 +163,7 @@ def view(index: dict[str, dict[str, set[str]]], known: dict[str, tuple[str, ...]
 
     built = CollectionView(
         known=lambda key: known.get(key, ()),
-        index=lambda key: index.get(key, {}),
+        carriers=lambda key, values: index.get(key, {}),
         doc_of=lambda chunk_id: chunk_id.split("-")[0],
         chunk_count=10,
         keyword_search=keyword_search,

@@ -37,8 +37,8 @@ from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
-# A list field's value index: case-folded value -> ids of the chunks that carry it.
-ValueIndex = Callable[[str], Mapping[str, set[str]]]
+# (list field, case-folded values) -> each of those values carried -> the ids of its chunks.
+Carriers = Callable[[str, Sequence[str]], Mapping[str, set[str]]]
 KnownValues = Callable[[str], tuple[str, ...]]
 KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
 
@@ -66,7 +66,7 @@ class CollectionView:
     """What the signals read from a collection."""
 
     known: KnownValues
-    index: ValueIndex
+    carriers: Carriers
     doc_of: Callable[[str], str]
     chunk_count: int
     keyword_search: KeywordSearch
@@ -111,7 +111,7 @@ def _by_entities(
     values = named_entities(question, view.known(ENTITIES))
     if not values:
         return _NOTHING
-    chunks_of = view.index(ENTITIES)
+    chunks_of = view.carriers(ENTITIES, values)
     docs_of = {v: {view.doc_of(c) for c in chunks_of.get(v, ())} for v in values}
     all_docs = {view.doc_of(c) for c in order}.union(*docs_of.values())
     doc_score = _rarity_sums(docs_of.values(), len(all_docs))
@@ -157,7 +157,7 @@ def _carriers(
     rarity tie (listed in `order`, then by id, for the cut at the limit)."""
     if not values:
         return _NOTHING
-    chunks_of = view.index(field)
+    chunks_of = view.carriers(field, values)
     carriers = [chunks_of.get(v, set()) for v in values]
     scores = _rarity_sums(carriers, view.chunk_count)
     if allowed is not None:

@@ -77,8 +77,9 @@ class RankSource(Protocol):
         """A list field's distinct stored values, as written."""
         ...
 
-    def carriers(self, key: str) -> Mapping[str, set[str]]:
-        """A list field's case-folded values -> the chunks that carry each."""
+    def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:
+        """Each of `values` (case-folded) that chunks carry in list field `key` -> those
+        chunks."""
         ...
 
     @property

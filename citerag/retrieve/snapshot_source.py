@@ -65,8 +65,9 @@ class SnapshotSource:
     def known_values(self, key: str) -> tuple[str, ...]:
         return self.state.known_values(key)
 
-    def carriers(self, key: str) -> Mapping[str, set[str]]:
-        return self.state.value_index(key)
+    def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:
+        index = self.state.value_index(key)
+        return {value: index[value] for value in values if value in index}
 
     @property
     def chunk_count(self) -> int:
