@@ -101,6 +101,10 @@ class Settings(BaseModel):
     evidence_years: float = 1.0  # the chunks carrying a year the question names
     evidence_quotes: float = 1.0  # the chunks matching a phrase the question quotes
     evidence_topics: float = 1.0  # the chunks carrying a LangExtract topic it names (if stored)
+    # Retrieval rankers switched off by name ("best_sentence", "years", "page_vector"...: the
+    # list is citerag/retrieve/ranker_set.py's and any registered ranker's); the environment
+    # gives them comma-separated.
+    disabled_rankers: tuple[str, ...] = ()
     reranker: Reranker = "auto"
     highlights_per_source: int = 3
     llm_max_tokens: int = 1024
@@ -157,6 +161,14 @@ class Settings(BaseModel):
         name = str(info.field_name)
         text = value.strip() if isinstance(value, str) else value
         return require_choice(name, text, _CHOICES[name])
+
+    @field_validator("disabled_rankers", mode="before")
+    @classmethod
+    def _names(cls, value: object) -> object:
+        """Names written comma-separated (the environment's way) as a tuple."""
+        if isinstance(value, str):
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value
 
     @field_validator("storage_dir")
     @classmethod
@@ -363,6 +375,7 @@ class EnvironmentOverrides(BaseSettings):
     cors_origins: str | None = Field(default=None, validation_alias="RAG_CORS_ORIGINS")
     max_upload_mb: str | None = Field(default=None, validation_alias="RAG_MAX_UPLOAD_MB")
     keyword_backend: str | None = Field(default=None, validation_alias="RAG_KEYWORD_BACKEND")
+    disabled_rankers: str | None = Field(default=None, validation_alias="DISABLED_RANKERS")
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> dict[str, str]:

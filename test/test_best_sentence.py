@@ -88,8 +88,9 @@ def test_the_chunk_whose_own_sentence_is_closest_ranks_first() -> None:
         settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
     )
     query = QueryBundle("question", embedding=list(QUESTION))
-    assert retriever._by_best_sentence(QUESTION, ["c1", "c2", "c3"]) == ["c3", "c2", "c1"]
-    fused = [chunk_id for chunk_id, _ in retriever.rank(query).fused]
+    ranking = retriever.rank(query)
+    assert ranking.rankings["best_sentence"] == ["c3", "c2", "c1"]
+    fused = [chunk_id for chunk_id, _ in ranking.fused]
     assert fused.index("c3") < fused.index("c2")
 
 
@@ -114,7 +115,8 @@ def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
         embed_model=None,  # type: ignore[arg-type]
         settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
     )
-    assert retriever._by_best_sentence(QUESTION, list(places)) == ["rows", "other", "prose"]
+    ranking = retriever.rank(QueryBundle("question", embedding=list(QUESTION)))
+    assert ranking.rankings["best_sentence"] == ["rows", "other", "prose"]
 
 
 WORDS = DomainVocabulary("finance", expansions=((r"\bmargin\b", "operating income"),))

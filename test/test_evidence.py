@@ -10,7 +10,7 @@ import numpy as np
 from llama_index.core.schema import QueryBundle
 
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.doc_state import DocState
+from citerag.retrieve.doc_state import DocState, Place
 from citerag.retrieve.evidence import (
     CollectionView,
     EvidenceWeights,
@@ -35,7 +35,8 @@ def doc_state(doc: str, places: dict[str, dict[str, Any]]) -> DocState:
     chunk_ids: dict[PageKey, list[str]] = {}
     for chunk_id, where in places.items():
         chunk_ids.setdefault(PageKey(doc, where["page"]), []).append(chunk_id)
-    return DocState(doc, 1.0, places, tuple(chunk_ids), chunk_ids, frozenset(), None)
+    held = {chunk_id: Place.of(where) for chunk_id, where in places.items()}
+    return DocState(doc, 1.0, held, tuple(chunk_ids), chunk_ids, frozenset(), None)
 
 
 class Keywords:
@@ -162,7 +163,7 @@ def view(index: dict[str, dict[str, set[str]]], known: dict[str, tuple[str, ...]
 
     built = CollectionView(
         known=lambda key: known.get(key, ()),
-        index=lambda key: index.get(key, {}),
+        carriers=lambda key, values: index.get(key, {}),
         doc_of=lambda chunk_id: chunk_id.split("-")[0],
         chunk_count=10,
         keyword_search=keyword_search,

@@ -99,6 +99,7 @@ def retrieval_settings(settings: Settings) -> RetrievalSettings:
             quotes=settings.evidence_quotes,
             topics=settings.evidence_topics,
         ),
+        disabled_rankers=settings.disabled_rankers,
     )
 
 

@@ -1,16 +1,19 @@
 """What retrieval needs in memory for one collection, kept in step with the docstore by delta.
 
 The state is an immutable snapshot of per-document parts (`DocState`): chunk places, pages and
-their chunk ids, statement pages, page head vectors. Each question first asks the docstore which
+their chunk ids, statement pages, page head vectors; its lookups (chunk places, the value
+indexes of `INDEXED_FIELDS`, the document router) are built when it is made and carried to the
+next snapshot by the same delta. Each question first asks the docstore which
 documents are ready (ids and `created_at`, one small query); only documents that appeared or
 changed are loaded (without their text) and only those that went are dropped, so a document
 added through another process is found by the next question here, and nothing reloads the whole
 collection. Keyword search is the keyword index (`citerag.store.keywords`), kept in line with
 the docstore one document at a time (`keyword_sync`).
 
-Memory per collection (measured: benchmarks/state_memory.py): about 0.9 KB per chunk (its
-place and the lookup entry) and 1.7 KB per page (its key, chunk ids and a 384-dimension float32
-head vector), plus the keyword index's own (bm25s files: its segments are held in memory).
+Memory per collection (measured: benchmarks/state_memory.py, 10,200 chunks of 10-K text): about
+1.4 KB per chunk, its page's share included (the place and its lookup entry, the value indexes;
+per page its key, chunk ids and a 384-dimension float32 head vector), plus the keyword index's
+own (bm25s files: its segments are held in memory).
 """
 
 from __future__ import annotations
@@ -18,14 +21,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
-from citerag.enrich.fields import ENTITIES
-from citerag.nodes import DOC_NAME
+from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
 from citerag.retrieve.doc_state import PLACE_KEYS, DocState, Place, load_doc_state
 from citerag.retrieve.filters import indexed_matches, matches
 from citerag.retrieve.keyword_sync import sync_keywords
@@ -37,12 +38,23 @@ from citerag.types import DocumentCard
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "PageSet", "page_texts", "refresh_state"]
 
+# The list fields whose inverted index (value -> chunk ids) a snapshot holds: what the
+# evidence signals and a sub-question's filters read on every question. Another field's is
+# built when asked and not kept.
+INDEXED_FIELDS = (YEARS, ENTITIES, TOPICS)
+# The list fields whose distinct values a snapshot holds (the names a question may mention).
+COUNTED_FIELDS = (ENTITIES, TOPICS)
+ValueIndex = dict[str, set[str]]  # case-folded value -> ids of the chunks that carry it
+ValueCounts = dict[str, int]  # value as written -> chunks that carry it
+
 
 class Places(Mapping[str, Place]):
     """Chunk id -> place over every document, iterated in document-id order."""
 
-    def __init__(self, docs: list[DocState], index: dict[str, Place]) -> None:
+    def __init__(self, docs: list[DocState], index: dict[str, Place] | None = None) -> None:
         self._docs = docs
+        if index is None:
+            index = {cid: place for doc in docs for cid, place in doc.places.items()}
         self._index = index
 
     def __getitem__(self, chunk_id: str) -> Place:
@@ -58,8 +70,19 @@ class Places(Mapping[str, Place]):
     def __len__(self) -> int:
         return len(self._index)
 
+    def moved(self, docs: list[DocState], gone: list[DocState], came: list[DocState]) -> Places:
+        """The places of `docs`: these less `gone`'s chunks, with `came`'s (a copy of the
+        lookup, not a pass over every document)."""
+        index = dict(self._index)
+        for doc in gone:
+            for chunk_id in doc.places:
+                index.pop(chunk_id, None)
+        for doc in came:
+            index.update(doc.places)
+        return Places(docs, index)
 
-@dataclass
+
+@dataclass(frozen=True)
 class PageSet:
     keys: list[PageKey]
     chunk_ids: dict[PageKey, list[str]]
@@ -71,21 +94,45 @@ class PageSet:
         return {key.id: i for i, key in enumerate(self.keys)}
 
 
+@dataclass(frozen=True)
+class _Indexes:
+    """What a snapshot derives from its documents, carried to the next one by delta."""
+
+    places: Places
+    values: dict[str, ValueIndex]  # INDEXED_FIELDS
+    counts: dict[str, ValueCounts]  # COUNTED_FIELDS
+
+    @classmethod
+    def built(cls, docs: list[DocState]) -> _Indexes:
+        values = {key: _value_index(docs, key) for key in INDEXED_FIELDS}
+        counts = {key: _value_counts(docs, key) for key in COUNTED_FIELDS}
+        return cls(Places(docs), values, counts)
+
+    def moved(self, docs: list[DocState], gone: list[DocState], came: list[DocState]) -> _Indexes:
+        """These indexes for `docs`, by the delta: a pass over every chunk took over a second
+        at 100k chunks on the first question after a change."""
+        values = {k: _moved_values(v, k, gone, came) for k, v in self.values.items()}
+        counts = {k: _moved_counts(c, k, gone, came) for k, c in self.counts.items()}
+        return _Indexes(self.places.moved(docs, gone, came), values, counts)
+
+
 class CollectionState:
+    """One collection's snapshot: every index is built when it is made, and nothing changes
+    after, so questions on several threads read it without locks."""
+
     def __init__(
         self,
         name: str,
         docs: dict[str, DocState],
         keywords: KeywordIndex,
-        index: dict[str, Place] | None = None,
+        indexes: _Indexes | None = None,
     ) -> None:
         self.name = name
         self.docs = dict(sorted(docs.items()))
         self.keywords = keywords
         ordered = list(self.docs.values())
-        if index is None:
-            index = {cid: place for doc in ordered for cid, place in doc.places.items()}
-        self.places = Places(ordered, index)
+        self._indexes = indexes or _Indexes.built(ordered)
+        self.places: Places = self._indexes.places
         self.pages = _page_set(ordered)
         self._page_of_key = {key.id: key for key in self.pages.keys}
         # Each page's head vector where its document has them (held since the snapshot loaded).
@@ -95,57 +142,39 @@ class CollectionState:
             if doc.vectors is not None
             for row, key in enumerate(doc.pages)
         }
-        self._values: dict[str, dict[str, set[str]]] = {}  # list field -> value -> chunk ids
-        self._counts: dict[str, dict[str, int]] = {}  # list field -> value as written -> chunks
-        self._known: dict[str, tuple[str, ...]] = {}
+        self._known = {key: tuple(sorted(c)) for key, c in self._indexes.counts.items()}
+        self.router = _router(self.docs)  # routes questions to documents by their cards
 
     @property
     def is_empty(self) -> bool:
         return not self.places
 
-    @cached_property
+    @property
     def known_entities(self) -> tuple[str, ...]:
-        """The `distinct()` of stored entity values, once per snapshot (not per question)."""
+        """The `distinct()` of stored entity values."""
         return self.known_values(ENTITIES)
 
     def known_values(self, key: str) -> tuple[str, ...]:
-        """The `distinct()` of a list field's stored values as written, once per snapshot."""
-        if key not in self._known:
-            if key not in self._counts:
-                counts: dict[str, int] = defaultdict(int)
-                for _, value in _carried(self.docs.values(), key):
-                    counts[value] += 1
-                self._counts[key] = dict(counts)
-            self._known[key] = tuple(sorted(self._counts[key]))
-        return self._known[key]
+        """The `distinct()` of a list field's stored values as written."""
+        known = self._known.get(key)
+        if known is None:
+            return tuple(sorted(_value_counts(self.docs.values(), key)))
+        return known
 
     def matching(self, filters: MetadataFilters, pool: Collection[str] | None = None) -> set[str]:
         """Chunk ids (among `pool`, default all) whose place matches `filters`. Filters on the
-        enrichment lists (years, entities) are read from per-field inverted indexes built once
-        per snapshot, so a question with a year costs no pass over every chunk."""
+        enrichment lists (years, entities) are read from per-field inverted indexes, so a
+        question with a year costs no pass over every chunk."""
         found = indexed_matches(filters, self.value_index)
         if found is not None:
             return found if pool is None else found.intersection(pool)
         source = self.places.keys() if pool is None else pool
         return {cid for cid in source if matches(self.places[cid], filters)}
 
-    def value_index(self, key: str) -> dict[str, set[str]]:
+    def value_index(self, key: str) -> Mapping[str, set[str]]:
         """A list field's case-folded values -> the ids of the chunks that carry each."""
-        if key not in self._values:
-            index: dict[str, set[str]] = defaultdict(set)
-            for chunk_id, value in _carried(self.docs.values(), key):
-                index[value.casefold()].add(chunk_id)
-            self._values[key] = dict(index)
-        return self._values[key]
-
-    @cached_property
-    def router(self) -> DocumentRouter:
-        """Routes questions to documents by their cards (built once per snapshot)."""
-        names = {
-            d: str(next(iter(doc.places.values()), {}).get(DOC_NAME, d))
-            for d, doc in self.docs.items()
-        }
-        return DocumentRouter({d: doc.card for d, doc in self.docs.items()}, names)
+        index = self._indexes.values.get(key)
+        return _value_index(self.docs.values(), key) if index is None else index
 
     def chunks_of_documents(self, doc_ids: Iterable[str]) -> set[str]:
         return {c for d in doc_ids if d in self.docs for c in self.docs[d].places}
@@ -180,23 +209,20 @@ class CollectionState:
 
     def with_changes(self, loaded: list[DocState], dropped: list[str]) -> CollectionState:
         docs = {d: s for d, s in self.docs.items() if d not in dropped}
-        index = dict(self.places._index)
-        for doc_id in dropped:
-            for chunk_id in self.docs[doc_id].places:
-                index.pop(chunk_id, None)
         for doc in loaded:
             docs[doc.doc_id] = doc
-            index.update(doc.places)
-        state = CollectionState(self.name, docs, self.keywords, index)
-        # The per-field indexes built so far follow by the same delta, not by a pass over every
-        # chunk: at 100k chunks that pass took over a second on the first question after a change.
+        ordered = [docs[d] for d in sorted(docs)]
         gone = [self.docs[d] for d in dropped if d in self.docs]
-        # list(): another thread's question may be building one of this snapshot's indexes.
-        for key, values in list(self._values.items()):
-            state._values[key] = _moved_values(values, key, gone, loaded)
-        for key, counts in list(self._counts.items()):
-            state._counts[key] = _moved_counts(counts, key, gone, loaded)
-        return state
+        indexes = self._indexes.moved(ordered, gone, loaded)
+        return CollectionState(self.name, docs, self.keywords, indexes)
+
+
+def _router(docs: Mapping[str, DocState]) -> DocumentRouter:
+    names = {}
+    for doc_id, doc in docs.items():
+        first = next(iter(doc.places.values()), None)
+        names[doc_id] = first.doc_name if first is not None else doc_id
+    return DocumentRouter({d: doc.card for d, doc in docs.items()}, names)
 
 
 def refresh_state(
@@ -230,8 +256,22 @@ def _carried(docs: Iterable[DocState], key: str) -> Iterator[tuple[str, str]]:
     """(chunk id, value as written) for every value of list field `key` in `docs`' chunks."""
     for doc in docs:
         for chunk_id, place in doc.places.items():
-            for value in place.get(key) or []:
+            for value in place[key]:
                 yield chunk_id, str(value)
+
+
+def _value_index(docs: Iterable[DocState], key: str) -> ValueIndex:
+    index: dict[str, set[str]] = defaultdict(set)
+    for chunk_id, value in _carried(docs, key):
+        index[value.casefold()].add(chunk_id)
+    return dict(index)
+
+
+def _value_counts(docs: Iterable[DocState], key: str) -> ValueCounts:
+    counts: dict[str, int] = defaultdict(int)
+    for _, value in _carried(docs, key):
+        counts[value] += 1
+    return dict(counts)
 
 
 def _moved_values(

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,10 +29,73 @@ from citerag.types import DocumentCard
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
-# What filters and rankings read of a chunk: PLACE_KEYS and LIST_FIELDS, the values as the
-# docstore's chunk metadata holds them (a str id, an int page, tuples of list-field values).
-Place = dict[str, Any]
-_NOTHING: tuple[str, ...] = ()
+_NOTHING: tuple[object, ...] = ()
+# A place's keys, as the docstore's chunk metadata names them (what filters are written on).
+_KEYS = frozenset((*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS))
+
+
+@dataclass(frozen=True, slots=True)
+class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
+    """What filters and rankings read of a chunk: PLACE_KEYS, the printed page label and the
+    enrichment lists (values as the docstore's chunk metadata holds them), and its page's key.
+    Read by attribute, or by metadata key as a filter names it (`place["years"]`)."""
+
+    doc_id: str
+    doc_name: str
+    page: int
+    section: str | None
+    block_type: str | None
+    label: str | None
+    page_key: PageKey
+    page_label: str | None = None  # only where the document prints its own page numbers
+    years: tuple[object, ...] = _NOTHING
+    dates: tuple[object, ...] = _NOTHING
+    money: tuple[object, ...] = _NOTHING
+    percents: tuple[object, ...] = _NOTHING
+    labels: tuple[object, ...] = _NOTHING
+    entities: tuple[object, ...] = _NOTHING
+    topics: tuple[object, ...] = _NOTHING
+
+    @classmethod
+    def of(cls, held: Mapping[str, object], page_key: PageKey | None = None) -> Place:
+        """The place of a chunk whose metadata is `held`; repeated strings are shared and empty
+        lists are one tuple, since a collection holds a place per chunk."""
+        doc_id, page = str(held.get(DOC_ID)), int(str(held.get(PAGE, 0)))
+        lists = {k: _listed(held.get(k)) for k in LIST_FIELDS}
+        return cls(
+            _shared(doc_id),
+            _shared(str(held.get(DOC_NAME, ""))),
+            page,
+            _optional(held.get(SECTION)),
+            _optional(held.get(BLOCK_TYPE)),
+            _optional(held.get(LABEL)),
+            page_key or PageKey(doc_id, page),
+            _optional(held.get(PAGE_LABEL)) or None,
+            **lists,
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(k for k in (*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS) if self[k] is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _listed(value: object) -> tuple[object, ...]:
+    return tuple(cast(Iterable[object], value)) if value else _NOTHING
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else _shared(str(value))
+
+
+def _shared(value: str) -> str:
+    return sys.intern(value)
 
 
 @dataclass(frozen=True)
@@ -59,12 +122,15 @@ def load_doc_state(
     """The document's state; its key pages are those `vocabulary` knows by their title. A
     document stored before cards were made gets its card read from its first pages now."""
     chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS))
-    places = {c.chunk_id: _place(c) for c in chunks}
+    keys: dict[int, PageKey] = {}  # one key per page, shared by its chunks' places
+    places: dict[str, Place] = {}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
     first: dict[PageKey, ChunkMetadata] = {}
     with_tables: set[PageKey] = set()
     for chunk in chunks:
-        key = PageKey(doc_id, int(chunk.metadata.get(PAGE, 0)))
+        page = int(chunk.metadata.get(PAGE, 0))
+        key = keys.setdefault(page, PageKey(doc_id, page))
+        places[chunk.chunk_id] = Place.of(chunk.metadata, key)
         chunk_ids[key].append(chunk.chunk_id)
         if key not in first or chunk.start < first[key].start:
             first[key] = chunk
@@ -89,23 +155,8 @@ def _card_from_chunks(
 ) -> DocumentCard:
     first_pages = sorted(chunk_ids, key=lambda key: key.page)[:PAGES_READ]
     texts = [merged_text(docstore.get_chunks(collection, chunk_ids[key])) for key in first_pages]
-    name = str(next(iter(places.values()), {}).get(DOC_NAME, ""))
-    return read_card(name, texts)
-
-
-def _place(chunk: ChunkMetadata) -> Place:
-    """What filters read of a chunk; repeated strings are shared and empty lists are one tuple,
-    since a collection holds a place per chunk."""
-    held = chunk.metadata
-    place = {k: _shared(held.get(k)) for k in PLACE_KEYS}
-    place.update({k: tuple(held[k]) if held.get(k) else _NOTHING for k in LIST_FIELDS})
-    if held.get(PAGE_LABEL):  # only where the document prints its own page numbers
-        place[PAGE_LABEL] = _shared(held[PAGE_LABEL])
-    return place
-
-
-def _shared(value: object) -> object:
-    return sys.intern(value) if isinstance(value, str) else value
+    first = next(iter(places.values()), None)
+    return read_card(first.doc_name if first else "", texts)
 
 
 def _statement_pages(

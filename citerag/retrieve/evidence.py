@@ -29,14 +29,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
-from citerag.retrieve.fusion import TiedRanking
+from citerag.retrieve.fusion import Ranking, TiedRanking
+from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
-# A list field's value index: case-folded value -> ids of the chunks that carry it.
-ValueIndex = Callable[[str], Mapping[str, set[str]]]
+# (list field, case-folded values) -> each of those values carried -> the ids of its chunks.
+Carriers = Callable[[str, Sequence[str]], Mapping[str, set[str]]]
 KnownValues = Callable[[str], tuple[str, ...]]
 KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
 
@@ -61,10 +63,10 @@ class EvidenceWeights:
 
 @dataclass(frozen=True)
 class CollectionView:
-    """What the signals read from a collection snapshot."""
+    """What the signals read from a collection."""
 
     known: KnownValues
-    index: ValueIndex
+    carriers: Carriers
     doc_of: Callable[[str], str]
     chunk_count: int
     keyword_search: KeywordSearch
@@ -109,7 +111,7 @@ def _by_entities(
     values = named_entities(question, view.known(ENTITIES))
     if not values:
         return _NOTHING
-    chunks_of = view.index(ENTITIES)
+    chunks_of = view.carriers(ENTITIES, values)
     docs_of = {v: {view.doc_of(c) for c in chunks_of.get(v, ())} for v in values}
     all_docs = {view.doc_of(c) for c in order}.union(*docs_of.values())
     doc_score = _rarity_sums(docs_of.values(), len(all_docs))
@@ -155,7 +157,7 @@ def _carriers(
     rarity tie (listed in `order`, then by id, for the cut at the limit)."""
     if not values:
         return _NOTHING
-    chunks_of = view.index(field)
+    chunks_of = view.carriers(field, values)
     carriers = [chunks_of.get(v, set()) for v in values]
     scores = _rarity_sums(carriers, view.chunk_count)
     if allowed is not None:
@@ -178,10 +180,49 @@ def _rarity_sums(groups: Iterable[set[str]], total: int) -> dict[str, float]:
     return dict(scores)
 
 
-Ranker = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], TiedRanking]
-_RANKERS: dict[str, Ranker] = {
+Signal = Callable[[str, CollectionView, Sequence[str], Collection[str] | None], TiedRanking]
+_RANKERS: dict[str, Signal] = {
     "entities": _by_entities,
     "years": _by_years,
     "quotes": _by_quotes,
     "topics": _by_topics,
 }
+
+
+class EvidenceRanker(Ranker):
+    """One evidence signal as a ranker: its first `limit` chunks, ranked in the candidates'
+    fused order where the evidence ties them."""
+
+    stage: ClassVar[Stage] = Stage.EVIDENCE
+
+    def rank(self, context: RankContext) -> Ranking:
+        source, limit = context.source, context.limit
+
+        def keyword_search(text: str, among: Collection[str] | None) -> list[str]:
+            return source.keyword_hits("chunk", text, limit, among)
+
+        view = CollectionView(
+            source.known_values,
+            source.carriers,
+            lambda chunk_id: source.place(chunk_id).doc_id,
+            source.chunk_count,
+            keyword_search,
+        )
+        signal = _RANKERS[self.name]
+        return signal(context.question, view, context.order, context.allowed).head(limit)
+
+
+class EntityEvidence(EvidenceRanker):
+    name: ClassVar[str] = "entities"
+
+
+class YearEvidence(EvidenceRanker):
+    name: ClassVar[str] = "years"
+
+
+class QuoteEvidence(EvidenceRanker):
+    name: ClassVar[str] = "quotes"
+
+
+class TopicEvidence(EvidenceRanker):
+    name: ClassVar[str] = "topics"

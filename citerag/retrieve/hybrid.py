@@ -12,15 +12,17 @@ are not, and there the embedding votes once (no best-sentence ranking). A top pa
 chunk among the hits contributes its best chunk by keywords. `QueryFusionRetriever` fuses flat
 lists with a fixed k and no weights, so it cannot carry the page level; this class does the
 same fusion with both.
+
+Each signal is a ranker (`citerag.retrieve.rankers`): the chunk rankers are joined by weighted
+reciprocal rank stage by stage, the page rankers apart, and the two levels joined by adding a
+chunk's page's score (`page_weight`). A ranker is switched off by name (`disabled_rankers`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import islice
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -34,19 +36,15 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.domain import DomainVocabulary
-from citerag.nodes import BLOCK_TYPE, DOC_ID, ROUTED_BY
-from citerag.retrieve.best_sentence import best_sentence_scores
-from citerag.retrieve.collection_state import CollectionState, PageKey
-from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
+from citerag.nodes import DOC_ID, ROUTED_BY
+from citerag.retrieve.collection_state import CollectionState
+from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
-from citerag.retrieve.routing import (
-    NOT_ROUTED,
-    Routing,
-    by_document,
-    filled_after,
-    question_asked,
-)
+from citerag.retrieve.ranker_set import active_rankers
+from citerag.retrieve.rankers import RankContext, Ranker, Stage
+from citerag.retrieve.routing import NOT_ROUTED, Routing, filled_after, question_asked
+from citerag.retrieve.snapshot_source import SnapshotSource
 from citerag.settings import Settings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
 
@@ -70,6 +68,7 @@ class RetrievalSettings:
     # where the keyword rankings count for more (filing_keyword_weight).
     sentence_weight: float = _DEFAULTS.sentence_weight
     evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
+    disabled_rankers: tuple[str, ...] = _DEFAULTS.disabled_rankers  # rankers switched off by name
 
 
 @dataclass
@@ -82,6 +81,30 @@ class HybridRanking:
     fused: list[tuple[str, float]]
     evidence: dict[str, list[str]] = field(default_factory=dict)  # signal -> its ranking
     routing: Routing = NOT_ROUTED  # the documents searched first, and why
+    rankings: dict[str, list[str]] = field(default_factory=dict)  # every ranker's, by name
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """The rankings one stage or more produced: (ranker name, ranking, weight), in order."""
+
+    items: tuple[tuple[str, Ranking, float], ...] = ()
+
+    def fused(self, k: int) -> list[tuple[str, float]]:
+        rankings = [ranking for _, ranking, _ in self.items]
+        return reciprocal_rank_fusion(rankings, k=k, weights=[w for _, _, w in self.items])
+
+    def by_name(self) -> dict[str, Ranking]:
+        return {name: ranking for name, ranking, _ in self.items}
+
+
+CHUNK_STAGES = (Stage.CANDIDATES, Stage.EVIDENCE, Stage.PREFERENCE)
+
+
+def ranker_weights(settings: RetrievalSettings) -> dict[str, float]:
+    """The rankers' weights the settings give (the others count 1); each evidence weight is
+    named like its ranker."""
+    return {"best_sentence": settings.sentence_weight, **vars(settings.evidence)}
 
 
 class HybridRetriever(BaseRetriever):
@@ -102,6 +125,9 @@ class HybridRetriever(BaseRetriever):
         self._embed_model = embed_model
         self._settings = settings or RetrievalSettings()
         self._filters = filters
+        self._rankers = active_rankers(
+            ranker_weights(self._settings), self._settings.disabled_rankers
+        )
         # A routed copy (`_within`) searches only the documents its question named.
         self._scope: tuple[str, ...] = ()
         self._routing_used = NOT_ROUTED
@@ -177,100 +203,64 @@ class HybridRetriever(BaseRetriever):
         return scoped
 
     def _rank(self, query_bundle: QueryBundle) -> HybridRanking:
-        query_vector = self._query_vector(query_bundle)
-        allowed = self._allowed_chunks()
-        dense = self._dense(query_vector, allowed)
-        keyword = self._keyword(query_bundle.query_str, allowed)
-        kw_weight = self._keyword_weight(query_bundle.query_str)
-        rankings: list[Ranking] = [dense, keyword]
-        weights = [1.0, kw_weight]
-        sentence_weight = self._sentence_weight(kw_weight)
-        if sentence_weight > 0:
-            rankings.append(self._by_best_sentence(query_vector, [*dense, *keyword]))
-            weights.append(sentence_weight)
-        chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
-        evidence = self._evidence(query_bundle.query_str, [c for c, _ in chunks], allowed)
-        if evidence:
-            active = self._settings.evidence.active()
-            rankings += list(evidence.values())
-            weights += [active[signal] for signal in evidence]
-            chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
-        preference = self._document_preference([c for c, _ in chunks])
-        if preference is not None:
-            rankings.append(preference)
-            weights.append(1.0)
-            chunks = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
-        pages = self._pages(query_bundle.query_str, query_vector, chunks, allowed)
-        fused = self._with_page_evidence(query_bundle.query_str, chunks, pages, allowed)
-        top = fused[: self._settings.fusion_top_n]
-        found = {signal: ranking.ids for signal, ranking in evidence.items()}
-        return HybridRanking(dense, keyword, pages, top, found)
-
-    def _document_preference(self, order: Sequence[str]) -> TiedRanking | None:
-        """Where routing chose several documents, the candidates grouped by document in the
-        router's order (`citerag.retrieve.routing.by_document`)."""
-        places = self._state.places
-        preferred = set(self._routing_used.preferred)
-        if preferred:
-            return TiedRanking((tuple(c for c in order if places[c]["doc_id"] in preferred),))
-        if len(self._scope) < 2:
-            return None
-        return by_document(order, self._scope, lambda c: str(places[c]["doc_id"]))
-
-    def _evidence(
-        self, question: str, order: Sequence[str], allowed: set[str] | None
-    ) -> dict[str, TiedRanking]:
-        """Each active evidence signal's ranking (citerag/retrieve/evidence.py)."""
-        weights = self._settings.evidence
-        if not weights.active():
-            return {}
-        state, limit = self._state, self._settings.top_k_each
-
-        def keyword_search(text: str, among: Collection[str] | None) -> list[str]:
-            return [c for c, _ in state.keyword_hits("chunk", text, limit, among)]
-
-        view = CollectionView(
-            state.known_values,
-            state.value_index,
-            lambda chunk_id: str(state.places[chunk_id]["doc_id"]),
-            len(state.places),
-            keyword_search,
+        context = self._context(query_bundle)
+        chunks = _Ranked()
+        for stage in CHUNK_STAGES:
+            chunks = self._run(stage, context, chunks)
+            context = replace(context, fused=chunks.fused(self._settings.rrf_k))
+        found = chunks.by_name()
+        pages = self._run(Stage.PAGES, context, _Ranked())
+        top_pages = pages.fused(self._settings.rrf_k)[: self._settings.top_pages]
+        fused = self._with_page_evidence(context, top_pages)
+        evidence = {
+            ranker.name: _ids(found[ranker.name])
+            for ranker in self._rankers
+            if ranker.stage == Stage.EVIDENCE and ranker.name in found
+        }
+        named = {
+            name: _ids(ranking) for name, ranking in (*found.items(), *pages.by_name().items())
+        }
+        return HybridRanking(
+            named.get("dense", []),
+            named.get("keyword", []),
+            top_pages,
+            fused[: self._settings.fusion_top_n],
+            evidence,
+            rankings=named,
         )
-        return evidence_rankings(question, weights, view, order, allowed, limit)
 
-    def _by_best_sentence(self, query_vector: np.ndarray, candidates: Sequence[str]) -> list[str]:
-        """The candidates by the similarity of their own sentence closest to the question (one
-        printed on many of their pages is no one's: citerag/retrieve/best_sentence.py)."""
-        pool = list(dict.fromkeys(candidates))
-        places = self._state.places
-        stored = self._docstore.get_sentence_vectors(self._state.name, pool)
-        vectors = {c: stored[c] for c in pool if c in stored}  # candidate order breaks ties
+    def _run(self, stage: Stage, context: RankContext, ranked: _Ranked) -> _Ranked:
+        """`ranked` and the rankings of `stage`'s rankers, each seeing those before it (a
+        ranker weighted 0 for this question is not run; an empty ranking adds nothing)."""
+        items = list(ranked.items)
+        for ranker in self._stage(stage):
+            weight = ranker.weight_for(context)
+            if weight <= 0:
+                continue
+            ranking = ranker.rank(replace(context, rankings=_Ranked(tuple(items)).by_name()))
+            if _ids(ranking):
+                items.append((ranker.name, ranking, weight))
+        return _Ranked(tuple(items))
 
-        # A table's rows say little alone ("Other, net 1,055"); its page head (statement title,
-        # period, column header) is what names it, so it counts as one of the table's sentences.
-        def page_of(chunk_id: str) -> PageKey:
-            return PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"])
+    def _stage(self, stage: Stage) -> list[Ranker]:
+        return [ranker for ranker in self._rankers if ranker.stage == stage]
 
-        for chunk_id in vectors:
-            if places[chunk_id].get(BLOCK_TYPE) == "table":
-                head = self._state.head_vector(page_of(chunk_id))
-                if head is not None:
-                    vectors[chunk_id] = np.vstack([vectors[chunk_id], head])
-        best = best_sentence_scores(vectors, page_of, query_vector)
-        return sorted(best, key=lambda chunk_id: -best[chunk_id])
-
-    def _sentence_weight(self, keyword_weight: float) -> float:
-        """The best-sentence ranking's weight; none where the keyword rankings are weighted up
-        (a question in the domain's words: `keyword_weight` above 1).
-
-        There the expanded words are what is precise and the embedding is not; the dense
-        ranking already casts the embedding's vote, and a second one lifted prose that
-        discusses a metric ("Gross margin increased $6.5 billion") above the statement its
-        figures come from, whose rows lie far from any question ("Operating income 69,916").
-        """
-        if keyword_weight > 1.0:
-            return 0.0
-        return self._settings.sentence_weight
+    def _context(self, query_bundle: QueryBundle) -> RankContext:
+        question = query_bundle.query_str
+        allowed = self._allowed_chunks()
+        source = SnapshotSource(self._state, self._docstore, self._dense)
+        return RankContext(
+            question,
+            self._query_vector(query_bundle),
+            source,
+            self._words,
+            self._settings.top_k_each,
+            keyword_boost=self._keyword_weight(question),
+            allowed=allowed,
+            allowed_pages=None if allowed is None else source.pages_of(allowed),
+            routing=self._routing_used,
+            scope=self._scope,
+        )
 
     def _keyword_weight(self, question: str) -> float:
         return self._settings.filing_keyword_weight if self._words.terms(question) else 1.0
@@ -290,12 +280,12 @@ class HybridRetriever(BaseRetriever):
             return scoped
         return self._state.matching(self._filters, scoped)
 
-    def _dense(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
+    def _dense(self, query_vector: np.ndarray, top_k: int, allowed: set[str] | None) -> list[str]:
         """Vector hits among the chunks `_vector_scope` keeps of `allowed`."""
         among, pushed_ids = self._vector_scope(allowed)
         query = VectorQuery(
             query_vector.reshape(1, -1),
-            self._settings.top_k_each,
+            top_k,
             filters=self._pushed_filters(),
             node_ids=pushed_ids,
         )
@@ -322,116 +312,37 @@ class HybridRetriever(BaseRetriever):
         limited to (None: no id list); here `allowed`, checked on the hits."""
         return allowed, None
 
-    def _keyword(self, question: str, allowed: set[str] | None) -> list[str]:
-        question = self._routing_used.without_names(question)
-        hits = self._state.keyword_hits(
-            "chunk", self._words.keyword_query(question), self._settings.top_k_each, allowed
-        )
-        return [chunk_id for chunk_id, _ in hits]
-
-    def _pages(
-        self,
-        question: str,
-        query_vector: np.ndarray,
-        chunks: Sequence[tuple[str, float]],
-        allowed: set[str] | None,
-    ) -> list[tuple[str, float]]:
-        page_set = self._state.pages
-        allowed_pages = None if allowed is None else self._pages_of(allowed)
-        by_keywords = [
-            page_id
-            for page_id, _ in self._state.keyword_hits(
-                "page",
-                self._words.keyword_query(question),
-                self._settings.top_k_each,
-                allowed_pages,
-            )
-        ]
-        kw_weight = self._keyword_weight(question)
-        rankings = [by_keywords, self._pages_by_chunks(chunks)]
-        weights = [kw_weight, 1.0]
-        statements = self._statement_pages(question, allowed_pages)
-        if statements:
-            rankings.append(statements)
-            weights.append(kw_weight)
-        if page_set.vectors is not None:
-            rankings.append(self._pages_by_vector(query_vector, allowed_pages))
-            weights.append(1.0)
-        fused = reciprocal_rank_fusion(rankings, k=self._settings.rrf_k, weights=weights)
-        return fused[: self._settings.top_pages]
-
-    def _statement_pages(self, question: str, allowed: set[str] | None) -> list[str]:
-        """The domain's key pages (a filing's statements) by keywords, when the question uses
-        the domain's words; the kinds of statement holding what it names first (its profile's
-        `concepts`: which kind of key page holds what the question names)."""
-        page_set = self._state.pages
-        wanted = self._words.wanted_kinds(question)
-        if not page_set.statement_ids or not self._words.terms(question):
-            return []
-        candidates = set(page_set.statement_ids)
-        if allowed is not None:
-            candidates &= allowed
-        if not candidates:
-            return []
-        query = self._words.keyword_query(question)
-        hits = [p for p, _ in self._state.keyword_hits("page", query, len(candidates), candidates)]
-        kinds = page_set.statement_kinds
-        first = [p for p in hits if kinds.get(p) in wanted]
-        return first + [p for p in hits if kinds.get(p) not in wanted]
-
-    def _pages_of(self, chunk_ids: Iterable[str]) -> set[str]:
-        places = self._state.places
-        return {PageKey(places[c]["doc_id"], places[c]["page"]).id for c in chunk_ids}
-
-    def _pages_by_chunks(self, chunks: Sequence[tuple[str, float]]) -> list[str]:
-        """Pages ordered by the summed scores of their fused chunks: a page many hits share."""
-        totals: dict[str, float] = defaultdict(float)
-        places = self._state.places
-        for chunk_id, score in chunks:
-            totals[PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"]).id] += score
-        return sorted(totals, key=lambda page_id: -totals[page_id])
-
-    def _pages_by_vector(self, query_vector: np.ndarray, allowed: set[str] | None) -> list[str]:
-        page_set = self._state.pages
-        assert page_set.vectors is not None
-        scores = page_set.vectors @ query_vector
-        order = np.argsort(-scores, kind="stable")
-        ranked = (page_set.keys[i].id for i in order)
-        picked = (p for p in ranked if allowed is None or p in allowed)
-        return list(islice(picked, self._settings.top_k_each))  # not every page's id
-
     def _with_page_evidence(
-        self,
-        question: str,
-        chunks: Sequence[tuple[str, float]],
-        pages: Sequence[tuple[str, float]],
-        allowed: set[str] | None,
+        self, context: RankContext, pages: Sequence[tuple[str, float]]
     ) -> list[tuple[str, float]]:
+        """The chunk and page levels joined: a chunk's score plus its page's (weighted); a top
+        page with no chunk among them adds its best chunk by keywords."""
         weight = self._settings.page_weight
         page_score = dict(pages)
-        places = self._state.places
+        source = context.source
         scores: dict[str, float] = {}
-        for chunk_id, score in chunks:
-            page_id = PageKey(places[chunk_id]["doc_id"], places[chunk_id]["page"]).id
+        for chunk_id, score in context.fused:
+            page_id = source.place(chunk_id).page_key.id
             scores[chunk_id] = score + weight * page_score.get(page_id, 0.0)
         if weight > 0:
             for page_id, score in pages:
-                if not self._has_chunk_on(page_id, scores):
-                    best = self._best_chunk_on(question, page_id, allowed)
+                on_page = source.chunks_on(page_id)
+                if not any(c in scores for c in on_page):
+                    best = _best_chunk_on(context, on_page)
                     if best is not None:
                         scores[best] = weight * score
         return sorted(scores.items(), key=lambda pair: -pair[1])
 
-    def _has_chunk_on(self, page_id: str, scores: dict[str, float]) -> bool:
-        key = self._state.page_key(page_id)
-        return any(c in scores for c in self._state.pages.chunk_ids.get(key, []))
 
-    def _best_chunk_on(self, question: str, page_id: str, allowed: set[str] | None) -> str | None:
-        on_page = self._state.pages.chunk_ids.get(self._state.page_key(page_id), [])
-        candidates = [c for c in on_page if allowed is None or c in allowed]
-        if not candidates:
-            return None
-        hits = self._state.keyword_hits(
-            "chunk", self._words.keyword_query(question), 1, set(candidates)
-        )
-        return hits[0][0] if hits else candidates[0]
+def _best_chunk_on(context: RankContext, on_page: Sequence[str]) -> str | None:
+    """The page's chunk that best matches the question's keywords (its first, if none)."""
+    allowed = context.allowed
+    candidates = [c for c in on_page if allowed is None or c in allowed]
+    if not candidates:
+        return None
+    hits = context.source.keyword_hits("chunk", context.keyword_query(), 1, set(candidates))
+    return hits[0] if hits else candidates[0]
+
+
+def _ids(ranking: Ranking) -> list[str]:
+    return ranking.ids if isinstance(ranking, TiedRanking) else list(ranking)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 
 from llama_index.core.schema import TextNode
 
@@ -26,15 +25,15 @@ from citerag.nodes import (
 from citerag.store.keywords import KeywordEntry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PageKey:
     doc_id: str
     page: int
+    # Made with the key: a collection state keys its lookups by it, page by page.
+    id: str = field(init=False, compare=False, repr=False)
 
-    @cached_property
-    def id(self) -> str:
-        """Computed once per key: a collection state keys its lookups by it, page by page."""
-        return page_vector_key(self.doc_id, self.page)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", page_vector_key(self.doc_id, self.page))
 
 
 def page_texts(nodes: Sequence[TextNode]) -> tuple[list[PageKey], list[str]]:

@@ -198,7 +198,7 @@ class PagesQueryEngine(ToolQueryEngine):
 _DESCRIBED = "_description"  # the block type of a figure's description node: "figure_description"
 
 
-def _defines(place: dict[str, object], wanted: str) -> bool:
+def _defines(place: Place, wanted: str) -> bool:
     stored = place.get(LABELS) or []
     if isinstance(stored, list) and wanted in stored:
         return True
