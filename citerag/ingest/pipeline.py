@@ -26,6 +26,7 @@ from typing import Literal
 from citerag.embed.embedder import Embedder
 from citerag.enrich.card_llm import CardCache, LLMCardReader
 from citerag.enrich.figure_descriptions import FigureDescriber, describer_for
+from citerag.enrich.step import Enricher
 from citerag.errors import RagError
 from citerag.ingest.prefetch import ParsePrefetcher
 from citerag.ingest.reading_steps import (
@@ -36,13 +37,13 @@ from citerag.ingest.reading_steps import (
     TreeStep,
 )
 from citerag.ingest.steps import DocumentRun, IngestStep, IngestSteps, Progress, document_key
-from citerag.ingest.writer import DocumentWriter
 from citerag.ingest.writing_steps import EmbedStep, StoreStep
 from citerag.llm.llm_chat import LLMChat
 from citerag.parse.cache import load_cached
 from citerag.parse.ocr import missing_engine
 from citerag.parse.validate import PdfInfo, inspect_pdf
 from citerag.settings import Settings
+from citerag.store.base import Stores
 from citerag.text.names import display_name
 from citerag.tree.ingest_step import summarizer_for
 
@@ -135,7 +136,23 @@ class StageClock:
         return self.seconds
 
 
-class Ingestor(DocumentWriter):
+class Ingestor:
+    """Ingests PDFs into collections with `STEP_TYPES`, built from these parts (the "none"
+    enricher when not given)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        stores: Stores,
+        embedder: Embedder,
+        enricher: Enricher | None = None,
+    ) -> None:
+        self._settings = settings
+        self._stores = stores
+        self._docstore = stores.docstore
+        self._embedder = embedder
+        self._enricher = enricher or Enricher("none")
+
     @cached_property
     def _prefetch(self) -> ParsePrefetcher:
         return ParsePrefetcher(self._settings)

@@ -139,9 +139,18 @@ class DescribeFiguresStep(IngestStep):
         return {}
 
     def run(self, document: DocumentRun) -> None:
-        if document.stored is not None:
-            kept = [c for c in document.stored.chunks if block_type_of(c) == FIGURE_DESCRIPTION]
+        stored = document.stored
+        if stored is not None:
+            kept = [c for c in stored.chunks if block_type_of(c) == FIGURE_DESCRIPTION]
             document.chunks += sorted(kept, key=chunk_index_of)
+            # Ids as `figure_descriptions` makes them: rows of descriptions the docstore lost.
+            prefix = f"{document.doc_id[:16]}-fig-"
+            lost = {i for i in stored.row_ids if i.startswith(prefix)} - {c.node_id for c in kept}
+            if lost:
+                document.note(
+                    f"lost {len(lost)} figure descriptions (describing needs the PDF): their "
+                    "Milvus rows are removed; ingest the file again to get them back"
+                )
             return
         describer = self._describer()
         if describer is None or document.pdf is None:
