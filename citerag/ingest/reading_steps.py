@@ -50,7 +50,8 @@ def ocr_progress(progress: Progress | None) -> PageProgress | None:
     return tell
 
 
-def _tier(settings: Settings) -> str:
+def parse_tier(settings: Settings) -> str:
+    """The MinerU tier a parse is cached under ("" for other parsers)."""
     return settings.mineru_tier if settings.parser == "mineru" else ""
 
 
@@ -65,7 +66,7 @@ class ParseStep(IngestStep):
 
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
-        shaping: Fingerprint = {"parser": settings.parser, "mineru_tier": _tier(settings)}
+        shaping: Fingerprint = {"parser": settings.parser, "mineru_tier": parse_tier(settings)}
         if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
             shaping["ocr_pictures"] = settings.ocr_languages
         return shaping
@@ -76,12 +77,7 @@ class ParseStep(IngestStep):
     def _parsed(self, document: DocumentRun) -> ParsedDocument:
         settings = self._settings
         if document.pdf is None:
-            cached = load_cached(
-                settings.parse_cache_dir, document.sha256, settings.parser, _tier(settings)
-            )
-            if cached is None:
-                raise MissingParse(f"{document.name}: its parse is not in the cache")
-            return cached
+            return self._cached(document.sha256)
         told = ocr_progress(document.progress)
         if self._prefetch is not None:
             self._prefetch.wait(document.pdf, told)
@@ -97,6 +93,17 @@ class ParseStep(IngestStep):
         if parsed.unread_pages:
             log.warning(unread_warning(parsed.name, parsed.unread_pages, settings.ocr_languages))
         return parsed
+
+    def _cached(self, sha256: str) -> ParsedDocument:
+        """The parse `parse_document` would find: MinerU's under its tier, else PyMuPDF's (what
+        a MinerU ingest falls back to when MinerU cannot read the file)."""
+        folder, parser = self._settings.parse_cache_dir, self._settings.parser
+        tiers = [(parser, parse_tier(self._settings))] if parser != "pymupdf" else []
+        for variant, tier in [*tiers, ("pymupdf", "")]:
+            cached = load_cached(folder, sha256, variant, tier)
+            if cached is not None:
+                return cached
+        raise MissingParse(f"{sha256}: no parse of it is in the cache")
 
 
 class ChunkStep(IngestStep):

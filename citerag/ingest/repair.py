@@ -121,6 +121,14 @@ class SplitBrainRepairer:
         run = self._rerun(collection, doc_id, stored)
         if run is not None:
             return Repair(run.name, doc_id, run.actions)
+        return self._from_stored_chunks(collection, stored, keep_rows)
+
+    def _from_stored_chunks(
+        self, collection: str, stored: StoredDocument, keep_rows: bool
+    ) -> Repair:
+        """With no parse to rerun the steps from, the docstore's chunks are all there is: they
+        are embedded and stored again where lost; rows of no stored chunk go."""
+        doc_id, in_milvus = stored.doc_id, stored.row_ids
         name = doc_name_of(stored.chunks[0]) if stored.chunks else doc_id
         repair = Repair(name, doc_id, [])
         if not stored.chunks and keep_rows:
@@ -146,9 +154,10 @@ class SplitBrainRepairer:
                 f"lost {lost} chunks whose text is gone (no parse cache): their Milvus rows are "
                 "removed; ingest the file again to get them back"
             )
-        run = DocumentRun(collection, name, "", doc_id, stored=stored, chunks=list(stored.chunks))
+        chunks = list(stored.chunks)
+        run = DocumentRun(collection, name, "", doc_id, stored=stored, chunks=chunks)
         run.actions = repair.actions
-        self._steps.run(run, start="embed")  # the stored chunks are all there is to work from
+        self._steps.run(run, start="embed")
         return repair
 
     def _rerun(self, collection: str, doc_id: str, stored: StoredDocument) -> DocumentRun | None:
@@ -165,15 +174,10 @@ class SplitBrainRepairer:
         return run
 
     def _cached_file(self, doc_id: str) -> str | None:
-        """The hash of the file whose cached parse (under today's parser) is this document."""
+        """The hash of the file whose cached parse is this document (the parse step picks
+        which of its cached parses to read)."""
         folder = self._settings.parse_cache_dir
         if not folder.is_dir():
             return None
-        settings = self._settings
-        tier = settings.mineru_tier if settings.parser == "mineru" else ""
-        for sha256, parser, cached_tier in cached_entries(folder):
-            if (parser, cached_tier) == (settings.parser, tier) and self._steps.key(
-                sha256
-            ) == doc_id:
-                return sha256
-        return None
+        hashes = dict.fromkeys(sha256 for sha256, _, _ in cached_entries(folder))
+        return next((sha256 for sha256 in hashes if self._steps.key(sha256) == doc_id), None)
