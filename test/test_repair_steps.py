@@ -76,8 +76,22 @@ def stored(tmp_path: Path, embedder: Embedder) -> Iterator[Stored]:
         yield Stored(settings, collection, doc_id, chunks, vectors, tree)
 
 
-def _kinds(chunks: dict[str, dict[str, Any]]) -> set[str]:
-    return {chunk["metadata"]["block_type"] for chunk in chunks.values()}
+def _kinds(stored: Stored) -> dict[str, str]:
+    """Each stored chunk's kind (its block type) by id."""
+    return {i: chunk["metadata"]["block_type"] for i, chunk in stored.chunks.items()}
+
+
+def _drop_rows(stored: Stored, embedder: Embedder) -> None:
+    engine = Engine(stored.settings, embedder=embedder)
+    engine.vectors.delete_document(stored.collection, stored.doc_id)
+    engine.close()
+
+
+def _delete_from_docstore(stored: Stored, sql: str, rows: list[tuple[str, ...]]) -> None:
+    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    with docstore._transaction() as conn:
+        conn.executemany(sql, rows)
+    docstore.close()
 
 
 def _assert_whole_again(stored: Stored, embedder: Embedder) -> str:
@@ -103,14 +117,12 @@ def _assert_whole_again(stored: Stored, embedder: Embedder) -> str:
 
 @pytest.mark.slow
 def test_every_kind_of_node_comes_back_after_its_milvus_rows_are_lost(
-    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+    stored: Stored, embedder: Embedder
 ) -> None:
-    assert {"text", "table", FIGURE_DESCRIPTION} <= _kinds(stored.chunks)
-    engine = Engine(stored.settings, embedder=embedder)
-    engine.vectors.delete_document(stored.collection, stored.doc_id)
-    engine.close()
-    with caplog.at_level(logging.WARNING):
-        done = _assert_whole_again(stored, embedder)
+    kinds = set(_kinds(stored).values())
+    assert {"text", "table", "figure", "equation", FIGURE_DESCRIPTION} <= kinds
+    _drop_rows(stored, embedder)
+    done = _assert_whole_again(stored, embedder)
     assert f"restored {len(stored.chunks)} Milvus rows from the docstore" in done
     assert "deleted" not in done and "embedded" not in done  # nothing recomputed but the rows
 
@@ -122,20 +134,24 @@ def test_repair_rebuilds_from_the_parse_cache_what_ingest_wrote(
     """Every chunk read from the PDF loses its docstore text, and every row goes: the steps rerun
     from the parse cache make the same nodes, ids, metadata and section links as ingest, and
     the figure descriptions (which need the PDF) are kept from the docstore."""
-    kinds = {i: c["metadata"]["block_type"] for i, c in stored.chunks.items()}
-    from_pdf = [i for i, kind in kinds.items() if kind != FIGURE_DESCRIPTION]
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
-    with docstore._transaction() as conn:
-        conn.executemany(
-            "DELETE FROM chunks WHERE collection = ? AND id = ?",
-            [(stored.collection, chunk_id) for chunk_id in from_pdf],
-        )
-    docstore.close()
-    engine = Engine(stored.settings, embedder=embedder)
-    engine.vectors.delete_document(stored.collection, stored.doc_id)
-    engine.close()
+    from_pdf = [i for i, kind in _kinds(stored).items() if kind != FIGURE_DESCRIPTION]
+    sql = "DELETE FROM chunks WHERE collection = ? AND id = ?"
+    _delete_from_docstore(stored, sql, [(stored.collection, i) for i in from_pdf])
+    _drop_rows(stored, embedder)
     done = _assert_whole_again(stored, embedder)
     assert f"restored {len(from_pdf)} docstore chunks from the parse cache" in done
+
+
+@pytest.mark.slow
+def test_without_a_parse_cache_the_docstore_chunks_rebuild_the_rows(
+    stored: Stored, embedder: Embedder
+) -> None:
+    """The embed and store steps run on the docstore's chunks, figure descriptions included."""
+    for cached in stored.settings.parse_cache_dir.glob("*.json"):
+        cached.unlink()
+    _drop_rows(stored, embedder)
+    done = _assert_whole_again(stored, embedder)
+    assert f"restored {len(stored.chunks)} Milvus rows from the docstore" in done
 
 
 @pytest.mark.slow
@@ -144,17 +160,10 @@ def test_a_lost_docstore_comes_back_but_for_figure_descriptions_which_are_report
 ) -> None:
     """Describing a figure needs the PDF, which repair does not have: with the docstore's copy
     gone, its row goes too and the log says so at error level; the rest comes back whole."""
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
-    with docstore._transaction() as conn:
-        for table in ("documents", "chunks", "cards"):
-            conn.execute(
-                f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?",
-                (stored.collection, stored.doc_id),
-            )
-    docstore.close()
-    figures = {
-        i for i, c in stored.chunks.items() if c["metadata"]["block_type"] == FIGURE_DESCRIPTION
-    }
+    for table in ("documents", "chunks", "cards"):
+        sql = f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?"
+        _delete_from_docstore(stored, sql, [(stored.collection, stored.doc_id)])
+    figures = {i for i, kind in _kinds(stored).items() if kind == FIGURE_DESCRIPTION}
     kept = {i: c for i, c in stored.chunks.items() if i not in figures}
     engine = Engine(stored.settings, embedder=embedder)
     try:
