@@ -60,8 +60,9 @@ STEP_TYPES: tuple[type[IngestStep], ...] = (
     StoreStep,
 )
 STAGES = tuple(step.name for step in STEP_TYPES)  # what `ingest` tells `progress`
-# "skipped": already stored whole; "replaced": an older version (other bytes or settings, or
-# scanned pages now readable) made way for it; "repaired": it was stored incompletely.
+# "ingested": stored anew; "skipped": already stored whole; "replaced": an older version (other
+# bytes or settings, or scanned pages now readable) made way for it; "repaired": it was stored
+# incompletely and is stored again.
 IngestStatus = Literal["ingested", "skipped", "replaced", "repaired"]
 
 
