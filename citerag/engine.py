@@ -24,7 +24,7 @@ from citerag.embed.providers import build_embedder
 from citerag.enrich.enrichment_summary import enrichment_summary
 from citerag.enrich.step import build_enricher
 from citerag.errors import InputError
-from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
+from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress
 from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.nodes import DOC_ID
 from citerag.plan.limits import check_pages_exist, checked_question
@@ -108,9 +108,7 @@ class Engine:
         self.schema = schema
         enricher = build_enricher(settings, schema)
         self._ingestor = Ingestor(settings, self.stores, self.embedder, enricher)
-        self._repairer = SplitBrainRepairer(
-            settings, self.stores, self.embedder, ingest_key, enricher
-        )
+        self._repairer = SplitBrainRepairer(settings, self.stores, self._ingestor.steps)
         self._checked: set[str] = set()
         self._states: dict[str, CollectionState] = {}
         self._model_checked: dict[str, CollectionState] = {}  # snapshot whose model was checked

@@ -36,7 +36,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import citerag.ingest.pipeline as pipeline  # noqa: E402
+import citerag.ingest.reading_steps as reading_steps  # noqa: E402
+import citerag.ingest.writing_steps as writing_steps  # noqa: E402
 from citerag.chunk.chunker import chunk_document  # noqa: E402
 from citerag.embed.embedder import Embedder  # noqa: E402
 from citerag.engine import Engine  # noqa: E402
@@ -87,9 +88,9 @@ def marked(fd: int, phase: str, function: Callable[..., Any]) -> Callable[..., A
 
 def install_markers(fd: int, engine: Engine) -> None:
     for name in ("parse_document",):
-        setattr(pipeline, name, marked(fd, "parse", getattr(pipeline, name)))
+        setattr(reading_steps, name, marked(fd, "parse", getattr(reading_steps, name)))
     for name in ("document_vectors", "chunk_vectors"):
-        setattr(pipeline, name, marked(fd, "embed", getattr(pipeline, name)))
+        setattr(writing_steps, name, marked(fd, "embed", getattr(writing_steps, name)))
     for name in ("put_document", "put_chunks", "put_sentence_vectors", "put_tree", "mark_ready"):
         setattr(engine.docstore, name, marked(fd, "docstore", getattr(engine.docstore, name)))
     for name in ("ensure_collection", "insert"):

@@ -13,7 +13,7 @@ from helpers import text_pdf
 
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
-from citerag.ingest import pipeline
+from citerag.ingest import reading_steps
 from citerag.settings import Settings
 
 DIM = 8
@@ -45,7 +45,7 @@ class RecordingEmbedder(Embedder):
 
 
 def parse_after_the_model_started(embedder: RecordingEmbedder) -> Any:
-    parse = pipeline.parse_document
+    parse = reading_steps.parse_document
 
     def waiting_parse(*args: Any, **kwargs: Any) -> Any:
         assert embedder.started.wait(timeout=30), "the model load did not start during the parse"
@@ -59,7 +59,7 @@ def test_the_model_loads_in_a_thread_while_the_first_file_is_parsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
 ) -> None:
     embedder = RecordingEmbedder(fails)
-    monkeypatch.setattr(pipeline, "parse_document", parse_after_the_model_started(embedder))
+    monkeypatch.setattr(reading_steps, "parse_document", parse_after_the_model_started(embedder))
     engine = Engine(Settings(storage_dir=tmp_path / "storage"), embedder=embedder)
     try:
         first = engine.ingest(text_pdf(tmp_path / "a.pdf"), "c")

@@ -1,16 +1,16 @@
-"""Ingestion: validate → parse → chunk → enrich → embed → store, idempotent and all-or-nothing.
+"""Ingestion: validate, then the declared steps (`STEP_TYPES`), idempotent and all-or-nothing.
 
-A document is keyed by the hash of its bytes and of the settings that shape its stored chunks
-(parser, chunking, embedding model), so a change of those re-ingests it and the chunks of the
-older version go once the new one is ready. It is written as `pending` and only marked `ready`
-after the docstore, the vector index and the keyword index all hold it; any failure (or Ctrl-C)
-removes what was written, so no half-ingested document is ever visible.
+A document is keyed by the hash of its bytes and of the steps' fingerprints (the settings that
+shape its stored chunks: parser, chunking, figure descriptions, enrichment, embedding model), so
+a change of those re-ingests it and the chunks of the older version go once the new one is
+ready. It is written as `pending` and only marked `ready` after the docstore, the vector index
+and the keyword index all hold it; any failure (or Ctrl-C) removes what was written, so no
+half-ingested document is ever visible. Split-brain repair reruns the same steps
+(`ingest.repair`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import shutil
 import tempfile
@@ -18,79 +18,57 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
-import numpy as np
-from llama_index.core.schema import TextNode
-
-from citerag.chunk.chunker import chunk_document
 from citerag.embed.embedder import Embedder
 from citerag.enrich.card_llm import CardCache, LLMCardReader
-from citerag.enrich.cards import PAGES_READ, card_of
-from citerag.enrich.figure_descriptions import FigureDescriber, describer_for, figure_nodes
-from citerag.errors import InputError, RagError
+from citerag.enrich.figure_descriptions import FigureDescriber, describer_for
+from citerag.enrich.step import Enricher
+from citerag.errors import RagError
 from citerag.ingest.prefetch import ParsePrefetcher
-from citerag.ingest.vectors import chunk_vectors, document_vectors, vector_rows
-from citerag.ingest.writer import DocumentWriter
+from citerag.ingest.reading_steps import (
+    ChunkStep,
+    DescribeFiguresStep,
+    EnrichStep,
+    ParseStep,
+    TreeStep,
+)
+from citerag.ingest.steps import DocumentRun, IngestStep, IngestSteps, Progress, document_key
+from citerag.ingest.writing_steps import EmbedStep, StoreStep
 from citerag.llm.llm_chat import LLMChat
 from citerag.parse.cache import load_cached
-from citerag.parse.ocr import OcrOptions, PageProgress, missing_engine
-from citerag.parse.scanned import unread_warning
-from citerag.parse.select import parse_document
+from citerag.parse.ocr import missing_engine
 from citerag.parse.validate import PdfInfo, inspect_pdf
-from citerag.retrieve.page_evidence import keyword_entries
 from citerag.settings import Settings
+from citerag.store.base import Stores
 from citerag.text.names import display_name
-from citerag.tree.ingest_step import build_tree_logged, summarizer_for
-from citerag.types import DocumentCard, DocumentRecord, ParsedDocument
+from citerag.tree.ingest_step import summarizer_for
 
 log = logging.getLogger(__name__)
-# Bump when the chunker or the stored node layout changes: documents are then ingested again.
-# 3: chunks know their section-tree node; 4 and 5: parse.cache.PARSE_FORMAT 2 and 3.
-# PARSE_FORMAT 4 (page labels, OCR) leaves it at 5: a born-digital page's chunks are the same
-# text, boxes and vectors, so stored documents keep their ids (and every measured ranking);
-# their page labels arrive when they are ingested again. Scanned files were refused before.
-CHUNK_FORMAT = 5
-Progress = Callable[[str], None]
 CARDS = "card_cache"  # the LLM's card replies, under the storage folder
-STAGES = ("parse", "chunk", "enrich", "tree", "embed", "store")  # what `ingest` tells `progress`
+# The declared steps, in the order they run. A document's key hashes their fingerprints.
+STEP_TYPES: tuple[type[IngestStep], ...] = (
+    ParseStep,
+    ChunkStep,
+    DescribeFiguresStep,
+    EnrichStep,
+    TreeStep,
+    EmbedStep,
+    StoreStep,
+)
+STAGES = tuple(step.name for step in STEP_TYPES)  # what `ingest` tells `progress`
+# "ingested": stored anew; "skipped": already stored whole; "replaced": an older version (other
+# bytes or settings, or scanned pages now readable) made way for it; "repaired": it was stored
+# incompletely and is stored again.
+IngestStatus = Literal["ingested", "skipped", "replaced", "repaired"]
 
 
 def ingest_key(file_sha256: str, settings: Settings) -> str:
     """The document's id: its bytes and every setting that shapes its stored chunks."""
-    shaping = {
-        "file": file_sha256,
-        "parser": settings.parser,
-        "mineru_tier": settings.mineru_tier if settings.parser == "mineru" else "",
-        "chunk_size": settings.chunk_size,
-        "chunk_overlap": settings.chunk_overlap,
-        "embedding_model": settings.embedding_model,
-        # Float32 ONNX gives PyTorch's vectors; only int8 moves them (the packed graph's
-        # per-column int8, embed.packed, since "int8-packed").
-        **({"embedding_backend": "int8-packed"} if _int8(settings) else {}),
-        **({"sentence_vectors": "pooled"} if settings.sentence_vectors == "pooled" else {}),
-        "format": CHUNK_FORMAT,
-        "metadata": settings.metadata,
-    }
-    if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
-        shaping["ocr_pictures"] = settings.ocr_languages
-    if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
-        shaping["vision_model"] = settings.vision_model
-    return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
-
-
-def ocr_progress(progress: Progress | None) -> PageProgress | None:
-    """Tells `progress` which page OCR is reading, inside the parse stage."""
-    if progress is None:
-        return None
-
-    def tell(page: int, read: int, total: int) -> None:
-        progress(f"parse: OCR page {page} ({min(read + 1, total)} of {total})")
-
-    return tell
+    return document_key(file_sha256, (step.fingerprint(settings) for step in STEP_TYPES))
 
 
 def _load_quietly(embedder: Embedder) -> None:
@@ -118,15 +96,11 @@ def _readable_name(path: Path) -> Iterator[Path]:
         yield alias
 
 
-def _int8(settings: Settings) -> bool:
-    return settings.embedding_backend == "onnx-int8"
-
-
 @dataclass
 class IngestOutcome:
     name: str
     doc_id: str
-    status: str  # "ingested", "skipped" (already there) or "repaired" (was inconsistent)
+    status: IngestStatus
     pages: int
     chunks: int
     seconds: float
@@ -163,7 +137,23 @@ class StageClock:
         return self.seconds
 
 
-class Ingestor(DocumentWriter):
+class Ingestor:
+    """Ingests PDFs into collections with `STEP_TYPES`, built from these parts (the "none"
+    enricher when not given)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        stores: Stores,
+        embedder: Embedder,
+        enricher: Enricher | None = None,
+    ) -> None:
+        self._settings = settings
+        self._stores = stores
+        self._docstore = stores.docstore
+        self._embedder = embedder
+        self._enricher = enricher or Enricher("none")
+
     @cached_property
     def _prefetch(self) -> ParsePrefetcher:
         return ParsePrefetcher(self._settings)
@@ -206,12 +196,25 @@ class Ingestor(DocumentWriter):
             return None
         return LLMCardReader(chat.chat, chat.model, CardCache(self._settings.storage_dir / CARDS))
 
-    def _card(self, path: Path, parsed: ParsedDocument) -> DocumentCard:
-        card = card_of(path, parsed)
-        if self._card_reader is None:
-            return card
-        first_pages = "\n\n".join(page.text for page in parsed.pages[:PAGES_READ])
-        return self._card_reader.improve(card, path.name, first_pages)
+    @cached_property
+    def steps(self) -> IngestSteps:
+        """`STEP_TYPES` built with this ingestor's parts; what needs an LLM is set up only
+        when a fresh ingest first asks for it (split-brain repair reruns these steps too)."""
+        settings = self._settings
+        steps = IngestSteps(
+            settings,
+            [
+                ParseStep(settings, self._prefetch),
+                ChunkStep(settings),
+                DescribeFiguresStep(lambda: self._figures),
+                EnrichStep(self._enricher, lambda: self._card_reader),
+                TreeStep(lambda: summarizer_for(settings)),
+                EmbedStep(settings, self._embedder),
+                StoreStep(settings, self._stores),
+            ],
+        )
+        assert tuple(type(step) for step in steps.steps) == STEP_TYPES
+        return steps
 
     def ingest(
         self, path: Path, collection: str, progress: Progress | None = None
@@ -223,11 +226,11 @@ class Ingestor(DocumentWriter):
 
     def _ingest(self, path: Path, collection: str, progress: Progress | None) -> IngestOutcome:
         started = time.perf_counter()
-        step = StageClock(progress)
+        clock = StageClock(progress)
         info = inspect_pdf(path, self._settings.ocr_languages)
-        doc_id = ingest_key(info.sha256, self._settings)
+        doc_id = self.steps.key(info.sha256)
         existing = self._docstore.get_document(collection, doc_id)
-        status = "ingested"
+        status: IngestStatus = "ingested"
         if existing is not None:
             unread = self._unread_before(info)
             if existing.status == "ready" and self._is_consistent(collection, doc_id):
@@ -245,47 +248,16 @@ class Ingestor(DocumentWriter):
                 )
                 status = "repaired"
             self.remove(collection, doc_id)
-        step("parse")
         _ = self._embedder_loader
-        self._prefetch.wait(path, ocr_progress(progress))
-        parsed = parse_document(
-            path,
-            info.sha256,
-            self._settings.parser,
-            self._settings.parse_cache_dir,
-            mineru_tier=self._settings.mineru_tier,
-            ocr=OcrOptions.of(self._settings),
-            progress=ocr_progress(progress),
-        )
-        if parsed.unread_pages:
-            languages = self._settings.ocr_languages
-            log.warning(unread_warning(path.name, parsed.unread_pages, languages))
-        parsed = replace(parsed, doc_id=doc_id)
-        step("chunk")
-        chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
-        if not chunks:
-            raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
-        step("enrich")
-        if self._figures is not None:  # a vision model is configured
-            chunks += figure_nodes(path, parsed, self._figures, len(chunks))[0]
-        self._enricher.enrich(chunks)
-        card = self._card(path, parsed)
-        step("tree")
-        tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
-        step("embed")
-        sentences, heads = document_vectors(
-            self._embedder, chunks, parsed, self._settings.sentence_vectors
-        )
-        vectors = chunk_vectors(self._embedder, chunks, sentences)
-        sentences.update(heads)
-        step("store")
-        self._store(collection, parsed, chunks, vectors, sentences, tree, card)
+        run = DocumentRun(collection, path.name, info.sha256, doc_id, pdf=path, progress=progress)
+        self.steps.run(run, clock)
         replaced = self._remove_older_versions(collection, path.name, doc_id)
         seconds = time.perf_counter() - started
         if replaced and status == "ingested":
             status = "replaced"
+        pages = len(run.document.pages)
         return IngestOutcome(
-            path.name, doc_id, status, len(parsed.pages), len(chunks), seconds, "", step.finish()
+            path.name, doc_id, status, pages, len(run.chunks), seconds, "", clock.finish()
         )
 
     def _unread_before(self, info: PdfInfo) -> bool:
@@ -312,39 +284,3 @@ class Ingestor(DocumentWriter):
 
     def _is_consistent(self, collection: str, doc_id: str) -> bool:
         return self._stores.is_whole(collection, doc_id)
-
-    def _store(
-        self,
-        collection: str,
-        parsed: ParsedDocument,
-        chunks: list[TextNode],
-        chunk_vectors: np.ndarray,
-        sentence_vectors: dict[str, np.ndarray],
-        tree: dict[str, Any] | None = None,
-        card: DocumentCard | None = None,
-    ) -> None:
-        record = DocumentRecord(
-            doc_id=parsed.doc_id,
-            name=parsed.name,
-            collection=collection,
-            pages=len(parsed.pages),
-            parser=parsed.parser,
-            status="pending",
-            created_at=time.time(),
-        )
-        try:
-            self._docstore.put_document(record)
-            self._docstore.put_chunks(collection, chunks)
-            self._docstore.put_sentence_vectors(collection, sentence_vectors)
-            if tree is not None:
-                self._docstore.put_tree(collection, parsed.doc_id, tree)
-            if card is not None:
-                self._docstore.put_card(collection, parsed.doc_id, card.to_dict())
-            self._vectors.ensure_collection(collection, chunk_vectors.shape[1])
-            self._vectors.insert(collection, vector_rows(chunks, chunk_vectors))
-            self._keywords.add_document(collection, parsed.doc_id, keyword_entries(chunks))
-            self._docstore.mark_ready(collection, parsed.doc_id)
-        except BaseException:
-            log.error("ingesting %s failed; removing what was written", parsed.name)
-            self.remove(collection, parsed.doc_id)
-            raise

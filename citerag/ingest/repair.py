@@ -7,9 +7,10 @@ and repaired from the side that survived:
 
 - rows missing in Milvus: rebuilt from the docstore's sentence vectors (only table contexts are
   embedded again); rows of chunks the document no longer has are deleted;
-- chunks or the record missing in the docstore: the document is parsed again from the parse
-  cache (the same chunks, ids and offsets, enriched again), relinked to its stored section tree,
-  and only the lost chunks' sentences are embedded;
+- chunks or the record missing in the docstore: the ingest steps run again from the parse cache
+  (the same chunks, ids and offsets, enriched again, figure descriptions kept from the
+  docstore), relinked to its stored section tree, and only the lost chunks' sentences are
+  embedded; the store step writes only what the stores lack;
 - a document nothing can restore (Milvus rows alone, no parse cache): its rows are removed and
   the log says to ingest it again.
 
@@ -19,29 +20,17 @@ Documents still `pending` are left alone: their ingest (or a re-run of it) owns 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from llama_index.core.schema import TextNode
-
-from citerag.chunk.chunker import chunk_document
-from citerag.embed.embedder import Embedder
-from citerag.enrich.cards import PAGES_READ, read_card
-from citerag.enrich.step import Enricher
-from citerag.ingest.vectors import chunk_vectors, page_head_vectors, sentence_vectors, vector_rows
-from citerag.ingest.writer import DocumentWriter
-from citerag.nodes import doc_id_of, doc_name_of, page_of, page_vector_key
-from citerag.parse.cache import cached_entries, load_cached
+from citerag.ingest.steps import DocumentRun, IngestSteps, MissingParse, StoredDocument
+from citerag.nodes import doc_name_of
+from citerag.parse.cache import cached_entries
 from citerag.retrieve.keyword_sync import index_from_docstore
 from citerag.settings import Settings
 from citerag.store.base import Stores
-from citerag.tree.build import point_chunk_to_node
-from citerag.tree.model import DocumentTree
-from citerag.types import DocumentRecord, ParsedDocument
 
 log = logging.getLogger(__name__)
-KeyOf = Callable[[str, Settings], str]
+CUT_SHORT = "left by a delete that was cut short"
 
 
 @dataclass
@@ -57,17 +46,16 @@ class Repair:
         return any(action.startswith("lost") for action in self.actions)
 
 
-class SplitBrainRepairer(DocumentWriter):
-    def __init__(
-        self,
-        settings: Settings,
-        stores: Stores,
-        embedder: Embedder,
-        ingest_key: KeyOf,
-        enricher: Enricher | None = None,
-    ) -> None:
-        super().__init__(settings, stores, embedder, enricher)
-        self._ingest_key = ingest_key
+class SplitBrainRepairer:
+    """Repairs a document by rerunning `steps` (the ingestor's own) on what survived."""
+
+    def __init__(self, settings: Settings, stores: Stores, steps: IngestSteps) -> None:
+        self._settings = settings
+        self._stores = stores
+        self._docstore = stores.docstore
+        self._vectors = stores.vectors
+        self._keywords = stores.keywords
+        self._steps = steps
 
     def check(self, collection: str) -> list[Repair]:
         """Repair where Milvus and the docstore disagree; returns what was done, per document."""
@@ -121,21 +109,29 @@ class SplitBrainRepairer(DocumentWriter):
         return sorted((ready | without_record | unknown) - pending - agreeing)
 
     def repair_document(self, collection: str, doc_id: str, keep_rows: bool = False) -> Repair:
-        stored = self._docstore.chunks_of(collection, doc_id)
-        in_milvus = set(self._vectors.ids_of(collection, doc_id))
-        parsed, full = self._rebuilt_chunks(collection, doc_id)
-        name = parsed.name if parsed else (doc_name_of(stored[0]) if stored else doc_id)
-        repair = Repair(name, doc_id, [])
-        if full is None:
-            full = stored
-        record = self._docstore.get_document(collection, doc_id)
-        if record is None and not in_milvus and stored:
+        stored = StoredDocument.load(self._stores, collection, doc_id)
+        in_milvus = stored.row_ids
+        if stored.record is None and not in_milvus and stored.chunks:
             self._docstore.delete_document(collection, doc_id)
-            repair.actions.append(
-                f"removed {len(stored)} docstore chunks left by a delete that was cut short"
+            return Repair(
+                doc_name_of(stored.chunks[0]),
+                doc_id,
+                [f"removed {len(stored.chunks)} docstore chunks {CUT_SHORT}"],
             )
-            return repair
-        if not full and keep_rows:
+        run = self._rerun(collection, doc_id, stored)
+        if run is not None:
+            return Repair(run.name, doc_id, run.actions)
+        return self._from_stored_chunks(collection, stored, keep_rows)
+
+    def _from_stored_chunks(
+        self, collection: str, stored: StoredDocument, keep_rows: bool
+    ) -> Repair:
+        """With no parse to rerun the steps from, the docstore's chunks are all there is: they
+        are embedded and stored again where lost; rows of no stored chunk go."""
+        doc_id, in_milvus = stored.doc_id, stored.row_ids
+        name = doc_name_of(stored.chunks[0]) if stored.chunks else doc_id
+        repair = Repair(name, doc_id, [])
+        if not stored.chunks and keep_rows:
             repair.actions.append(
                 f"lost its text: {len(in_milvus)} Milvus rows, but this docstore holds nothing of "
                 "the collection and no parse cache rebuilds it; the rows are kept (search skips "
@@ -143,8 +139,8 @@ class SplitBrainRepairer(DocumentWriter):
                 "with, or ingest the file again"
             )
             return repair
-        if not full:
-            if in_milvus or record is not None:
+        if not stored.chunks:
+            if in_milvus or stored.record is not None:
                 self._vectors.delete_document(collection, doc_id)
                 self._docstore.delete_document(collection, doc_id)
                 repair.actions.append(
@@ -152,134 +148,36 @@ class SplitBrainRepairer(DocumentWriter):
                     "parse cache): removed; ingest it again"
                 )
             return repair
-        if parsed is None and in_milvus - {c.node_id for c in full}:
-            lost = len(in_milvus - {c.node_id for c in full})
+        lost = len(in_milvus - {c.node_id for c in stored.chunks})
+        if lost:
             repair.actions.append(
                 f"lost {lost} chunks whose text is gone (no parse cache): their Milvus rows are "
                 "removed; ingest the file again to get them back"
             )
-        self._restore_docstore(collection, record, stored, full, parsed, repair)
-        self._restore_milvus(collection, in_milvus, full, repair)
+        chunks = list(stored.chunks)
+        run = DocumentRun(collection, name, "", doc_id, stored=stored, chunks=chunks)
+        run.actions = repair.actions
+        self._steps.run(run, start="embed")
         return repair
 
-    def _rebuilt_chunks(
-        self, collection: str, doc_id: str
-    ) -> tuple[ParsedDocument | None, list[TextNode] | None]:
-        """The document's chunks made again from the parse cache, linked to its stored tree."""
-        parsed = self._cached_parse(doc_id)
-        if parsed is None:
-            return None, None
-        settings = self._settings
-        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_overlap)
-        self._enricher.enrich(chunks)  # the same metadata ingest gave them
-        tree = self._docstore.get_tree(collection, doc_id)
-        if tree is not None:
-            relink_to_tree(DocumentTree.from_record(tree), chunks)
-        else:
-            log.warning(
-                "%s: its section tree is lost too (building one needs the PDF): its chunks come "
-                "back without section links; ingest the file again for `tree` mode",
-                parsed.name,
-            )
-        return parsed, chunks
+    def _rerun(self, collection: str, doc_id: str, stored: StoredDocument) -> DocumentRun | None:
+        """Every step again from the document's cached parse; None when there is none."""
+        sha256 = self._cached_file(doc_id)
+        if sha256 is None:
+            return None
+        run = DocumentRun(collection, doc_id, sha256, doc_id, stored=stored)
+        try:
+            self._steps.run(run)
+        except MissingParse:
+            return None
+        run.name = run.document.name
+        return run
 
-    def _cached_parse(self, doc_id: str) -> ParsedDocument | None:
+    def _cached_file(self, doc_id: str) -> str | None:
+        """The hash of the file whose cached parse is this document (the parse step picks
+        which of its cached parses to read)."""
         folder = self._settings.parse_cache_dir
         if not folder.is_dir():
             return None
-        for sha256, parser, tier in cached_entries(folder):
-            if self._ingest_key(sha256, self._settings) != doc_id:
-                continue
-            parsed = load_cached(folder, sha256, parser, tier)
-            if parsed is not None:
-                return replace(parsed, doc_id=doc_id)
-        return None
-
-    def _restore_docstore(
-        self,
-        collection: str,
-        record: DocumentRecord | None,
-        stored: Sequence[TextNode],
-        full: Sequence[TextNode],
-        parsed: ParsedDocument | None,
-        repair: Repair,
-    ) -> None:
-        have = {c.node_id for c in stored}
-        missing = [c for c in full if c.node_id not in have]
-        if missing:
-            self._docstore.put_chunks(collection, missing)
-            repair.actions.append(f"restored {len(missing)} docstore chunks from the parse cache")
-        ids = [c.node_id for c in full]
-        with_vectors = set(self._docstore.get_sentence_vectors(collection, ids))
-        unembedded = [c for c in full if c.node_id not in with_vectors]
-        if unembedded:
-            self._docstore.put_sentence_vectors(
-                collection,
-                sentence_vectors(self._embedder, unembedded, self._settings.sentence_vectors),
-            )
-            repair.actions.append(f"embedded the sentences of {len(unembedded)} chunks again")
-        if parsed is not None:
-            self._restore_page_heads(collection, parsed, repair)
-        if record is None:
-            restored = _record(collection, full, parsed, self._settings)
-            self._docstore.put_document(restored)
-            repair.actions.append("restored the document record")
-            if parsed is not None:  # the card went with the record; the PDF may be gone
-                pages = [page.text for page in parsed.pages[:PAGES_READ]]
-                card = read_card(restored.name, pages)
-                self._docstore.put_card(collection, restored.doc_id, card.to_dict())
-
-    def _restore_page_heads(self, collection: str, parsed: ParsedDocument, repair: Repair) -> None:
-        heads = page_head_vectors_keys(parsed)
-        if len(self._docstore.get_sentence_vectors(collection, heads)) == len(heads):
-            return
-        self._docstore.put_sentence_vectors(
-            collection, page_head_vectors(self._embedder, parsed, self._settings.sentence_vectors)
-        )
-        repair.actions.append("embedded the page heads again")
-
-    def _restore_milvus(
-        self, collection: str, in_milvus: set[str], full: Sequence[TextNode], repair: Repair
-    ) -> None:
-        expected = {c.node_id for c in full}
-        orphans = sorted(in_milvus - expected)
-        if orphans:
-            self._vectors.delete_ids(collection, orphans)
-            repair.actions.append(f"deleted {len(orphans)} Milvus rows of no chunk")
-        missing = [c for c in full if c.node_id not in in_milvus]
-        if not missing:
-            return
-        sentences = self._docstore.get_sentence_vectors(collection, [c.node_id for c in missing])
-        vectors = chunk_vectors(self._embedder, missing, sentences)
-        self._vectors.ensure_collection(collection, int(vectors.shape[1]))
-        self._vectors.insert(collection, vector_rows(missing, vectors))
-        repair.actions.append(f"restored {len(missing)} Milvus rows from the docstore")
-
-
-def page_head_vectors_keys(parsed: ParsedDocument) -> list[str]:
-    return [page_vector_key(parsed.doc_id, p.number) for p in parsed.pages if p.text.strip()]
-
-
-def relink_to_tree(tree: DocumentTree, chunks: Sequence[TextNode]) -> None:
-    """Give chunks rebuilt from a parse the section links that ingest gave them."""
-    by_id = {c.node_id: c for c in chunks}
-    for node in tree.walk():
-        for chunk_id in node.chunk_ids:
-            chunk = by_id.get(chunk_id)
-            if chunk is not None:
-                point_chunk_to_node(tree, node, chunk)
-
-
-def _record(
-    collection: str, chunks: Sequence[TextNode], parsed: ParsedDocument | None, settings: Settings
-) -> DocumentRecord:
-    first = chunks[0]
-    return DocumentRecord(
-        doc_id=doc_id_of(first),
-        name=parsed.name if parsed else doc_name_of(first),
-        collection=collection,
-        pages=len(parsed.pages) if parsed else max(page_of(c) for c in chunks),
-        parser=parsed.parser if parsed else settings.parser,
-        status="ready",
-        created_at=time.time(),
-    )
+        hashes = dict.fromkeys(sha256 for sha256, _, _ in cached_entries(folder))
+        return next((sha256 for sha256 in hashes if self._steps.key(sha256) == doc_id), None)
