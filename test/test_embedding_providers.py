@@ -72,8 +72,8 @@ def test_the_provider_comes_from_the_environment() -> None:
     config = types.SimpleNamespace(DEFAULT_RAG_SETTINGS={})
     environ = {"EMBEDDING_PROVIDER": "ollama", "EMBEDDING_BASE_URL": "http://127.0.0.1:1"}
     settings = settings_from_config(config, environ=environ)  # type: ignore[arg-type]
-    assert settings.embedding_provider == "ollama"
-    assert settings.embedding_base_url == "http://127.0.0.1:1"
+    assert settings.embedding.embedding_provider == "ollama"
+    assert settings.embedding.embedding_base_url == "http://127.0.0.1:1"
     assert build_embedder(settings).model_id == "ollama:nomic-embed-text"
 
 

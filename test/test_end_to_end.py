@@ -209,7 +209,7 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
         monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_overlap", 16)
         settings.update(chunk_size=96, chunk_overlap=16)
     else:
-        assert settings_from_config(config, environ={}).parser == "pymupdf"
+        assert settings_from_config(config, environ={}).parse.parser == "pymupdf"
         monkeypatch.setenv("RAG_PARSER", "mineru")
         monkeypatch.setenv("MINERU_TIER", "flash")
         settings.update(parser="mineru", mineru_tier="flash")
@@ -235,8 +235,8 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
         assert before["parser"] == "pymupdf"
         assert after["parser"] == ("mineru" if mineru_available(DEFAULT_ENV_DIR) else "pymupdf")
 
-    docstore = open_docstore(reshaped)
-    vectors = open_vector_index(reshaped)
+    docstore = open_docstore(reshaped.storage)
+    vectors = open_vector_index(reshaped.storage)
     try:
         assert [d.doc_id for d in docstore.list_documents(collection, True)] == [after["docId"]]
         assert docstore.count_chunks(collection, before["docId"]) == 0

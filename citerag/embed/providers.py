@@ -118,14 +118,16 @@ def normalized(raw: object, expected_rows: int, model_id: str) -> np.ndarray:
 def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None) -> Embedder:
     """The embedder `EMBEDDING_PROVIDER` names: local (a SentenceTransformer folder, MiniLM by
     default) or hosted (OpenAI, Ollama) through LlamaIndex."""
-    provider = settings.embedding_provider
+    provider = settings.embedding.embedding_provider
     if provider == "local":
-        return Embedder(settings.embedding_model, settings.embedding_backend)
+        return Embedder(settings.embedding.embedding_model, settings.embedding.embedding_backend)
     env = os.environ if environ is None else environ
-    model = settings.embedding_model or DEFAULT_HOSTED_MODELS[provider]
-    endpoint = settings.embedding_base_url or DEFAULT_ENDPOINTS[provider]
+    model = settings.embedding.embedding_model or DEFAULT_HOSTED_MODELS[provider]
+    endpoint = settings.embedding.embedding_base_url or DEFAULT_ENDPOINTS[provider]
     if provider == "openai":
-        embedding = _openai(model, settings.embedding_base_url, _openai_key(settings, env))
+        embedding = _openai(
+            model, settings.embedding.embedding_base_url, _openai_key(settings, env)
+        )
     else:
         embedding = _ollama(model, endpoint)
     log.info("embeddings: %s model %s at %s", provider, model, endpoint)
@@ -133,7 +135,7 @@ def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None)
 
 
 def _openai_key(settings: Settings, env: Mapping[str, str]) -> str:
-    key = settings.embedding_api_key or env.get("OPENAI_API_KEY", "")
+    key = settings.embedding.embedding_api_key or env.get("OPENAI_API_KEY", "")
     if not key:
         raise ConfigError(
             "EMBEDDING_PROVIDER 'openai' needs an API key; set EMBEDDING_API_KEY or OPENAI_API_KEY."

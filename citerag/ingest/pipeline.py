@@ -63,22 +63,26 @@ def ingest_key(file_sha256: str, settings: Settings) -> str:
     """The document's id: its bytes and every setting that shapes its stored chunks."""
     shaping = {
         "file": file_sha256,
-        "parser": settings.parser,
-        "mineru_tier": settings.mineru_tier if settings.parser == "mineru" else "",
-        "chunk_size": settings.chunk_size,
-        "chunk_overlap": settings.chunk_overlap,
-        "embedding_model": settings.embedding_model,
+        "parser": settings.parse.parser,
+        "mineru_tier": settings.parse.mineru_tier if settings.parse.parser == "mineru" else "",
+        "chunk_size": settings.ingest.chunk_size,
+        "chunk_overlap": settings.ingest.chunk_overlap,
+        "embedding_model": settings.embedding.embedding_model,
         # Float32 ONNX gives PyTorch's vectors; only int8 moves them (the packed graph's
         # per-column int8, embed.packed, since "int8-packed").
         **({"embedding_backend": "int8-packed"} if _int8(settings) else {}),
-        **({"sentence_vectors": "pooled"} if settings.sentence_vectors == "pooled" else {}),
+        **(
+            {"sentence_vectors": "pooled"}
+            if settings.embedding.sentence_vectors == "pooled"
+            else {}
+        ),
         "format": CHUNK_FORMAT,
-        "metadata": settings.metadata,
+        "metadata": settings.ingest.metadata,
     }
-    if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
-        shaping["ocr_pictures"] = settings.ocr_languages
-    if settings.vision_model and settings.llm_provider:  # enrich.figure_descriptions
-        shaping["vision_model"] = settings.vision_model
+    if settings.parse.ocr_pictures:  # parse.picture_text: pictures' words on text pages
+        shaping["ocr_pictures"] = settings.parse.ocr_languages
+    if settings.llm.vision_model and settings.llm.llm_provider:  # enrich.figure_descriptions
+        shaping["vision_model"] = settings.llm.vision_model
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
@@ -119,7 +123,7 @@ def _readable_name(path: Path) -> Iterator[Path]:
 
 
 def _int8(settings: Settings) -> bool:
-    return settings.embedding_backend == "onnx-int8"
+    return settings.embedding.embedding_backend == "onnx-int8"
 
 
 @dataclass
@@ -198,13 +202,15 @@ class Ingestor(DocumentWriter):
     def _card_reader(self) -> LLMCardReader | None:
         """With an LLM configured, cards are read by it too (cached under the storage folder)."""
         try:
-            chat = LLMChat.from_settings(self._settings)
+            chat = LLMChat.from_settings(self._settings.llm)
         except RagError as error:
             log.warning("document cards are read by rules only: %s", error)
             return None
         if chat is None:
             return None
-        return LLMCardReader(chat.chat, chat.model, CardCache(self._settings.storage_dir / CARDS))
+        return LLMCardReader(
+            chat.chat, chat.model, CardCache(self._settings.storage.storage_dir / CARDS)
+        )
 
     def _card(self, path: Path, parsed: ParsedDocument) -> DocumentCard:
         card = card_of(path, parsed)
@@ -224,7 +230,7 @@ class Ingestor(DocumentWriter):
     def _ingest(self, path: Path, collection: str, progress: Progress | None) -> IngestOutcome:
         started = time.perf_counter()
         step = StageClock(progress)
-        info = inspect_pdf(path, self._settings.ocr_languages)
+        info = inspect_pdf(path, self._settings.parse.ocr_languages)
         doc_id = ingest_key(info.sha256, self._settings)
         existing = self._docstore.get_document(collection, doc_id)
         status = "ingested"
@@ -251,18 +257,20 @@ class Ingestor(DocumentWriter):
         parsed = parse_document(
             path,
             info.sha256,
-            self._settings.parser,
-            self._settings.parse_cache_dir,
-            mineru_tier=self._settings.mineru_tier,
+            self._settings.parse.parser,
+            self._settings.storage.parse_cache_dir,
+            mineru_tier=self._settings.parse.mineru_tier,
             ocr=OcrOptions.of(self._settings),
             progress=ocr_progress(progress),
         )
         if parsed.unread_pages:
-            languages = self._settings.ocr_languages
+            languages = self._settings.parse.ocr_languages
             log.warning(unread_warning(path.name, parsed.unread_pages, languages))
         parsed = replace(parsed, doc_id=doc_id)
         step("chunk")
-        chunks = chunk_document(parsed, self._settings.chunk_size, self._settings.chunk_overlap)
+        chunks = chunk_document(
+            parsed, self._settings.ingest.chunk_size, self._settings.ingest.chunk_overlap
+        )
         if not chunks:
             raise InputError(f"{path.name} contains no text to index; check that it is not blank.")
         step("enrich")
@@ -274,7 +282,7 @@ class Ingestor(DocumentWriter):
         tree = build_tree_logged(path, parsed, chunks, summarizer_for(self._settings))
         step("embed")
         sentences, heads = document_vectors(
-            self._embedder, chunks, parsed, self._settings.sentence_vectors
+            self._embedder, chunks, parsed, self._settings.embedding.sentence_vectors
         )
         vectors = chunk_vectors(self._embedder, chunks, sentences)
         sentences.update(heads)
@@ -291,11 +299,11 @@ class Ingestor(DocumentWriter):
     def _unread_before(self, info: PdfInfo) -> bool:
         """Whether the stored parse left scanned pages unread that an engine here now reads
         (the document's id is the same: its bytes and settings did not change)."""
-        if not info.scanned_pages or self._settings.parser != "pymupdf":
+        if not info.scanned_pages or self._settings.parse.parser != "pymupdf":
             return False
-        if missing_engine(self._settings.ocr_languages) is not None:
+        if missing_engine(self._settings.parse.ocr_languages) is not None:
             return False
-        cached = load_cached(self._settings.parse_cache_dir, info.sha256, "pymupdf")
+        cached = load_cached(self._settings.storage.parse_cache_dir, info.sha256, "pymupdf")
         return cached is not None and bool(cached.unread_pages)
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:

@@ -170,7 +170,7 @@ class SplitBrainRepairer(DocumentWriter):
         if parsed is None:
             return None, None
         settings = self._settings
-        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_overlap)
+        chunks = chunk_document(parsed, settings.ingest.chunk_size, settings.ingest.chunk_overlap)
         self._enricher.enrich(chunks)  # the same metadata ingest gave them
         tree = self._docstore.get_tree(collection, doc_id)
         if tree is not None:
@@ -184,7 +184,7 @@ class SplitBrainRepairer(DocumentWriter):
         return parsed, chunks
 
     def _cached_parse(self, doc_id: str) -> ParsedDocument | None:
-        folder = self._settings.parse_cache_dir
+        folder = self._settings.storage.parse_cache_dir
         if not folder.is_dir():
             return None
         for sha256, parser, tier in cached_entries(folder):
@@ -215,7 +215,9 @@ class SplitBrainRepairer(DocumentWriter):
         if unembedded:
             self._docstore.put_sentence_vectors(
                 collection,
-                sentence_vectors(self._embedder, unembedded, self._settings.sentence_vectors),
+                sentence_vectors(
+                    self._embedder, unembedded, self._settings.embedding.sentence_vectors
+                ),
             )
             repair.actions.append(f"embedded the sentences of {len(unembedded)} chunks again")
         if parsed is not None:
@@ -234,7 +236,8 @@ class SplitBrainRepairer(DocumentWriter):
         if len(self._docstore.get_sentence_vectors(collection, heads)) == len(heads):
             return
         self._docstore.put_sentence_vectors(
-            collection, page_head_vectors(self._embedder, parsed, self._settings.sentence_vectors)
+            collection,
+            page_head_vectors(self._embedder, parsed, self._settings.embedding.sentence_vectors),
         )
         repair.actions.append("embedded the page heads again")
 
@@ -279,7 +282,7 @@ def _record(
         name=parsed.name if parsed else doc_name_of(first),
         collection=collection,
         pages=len(parsed.pages) if parsed else max(page_of(c) for c in chunks),
-        parser=parsed.parser if parsed else settings.parser,
+        parser=parsed.parser if parsed else settings.parse.parser,
         status="ready",
         created_at=time.time(),
     )

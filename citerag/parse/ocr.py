@@ -59,7 +59,7 @@ class OcrOptions:
 
     @classmethod
     def of(cls, settings: Settings) -> OcrOptions:
-        return cls(settings.ocr_languages, settings.ocr_pictures)
+        return cls(settings.parse.ocr_languages, settings.parse.ocr_pictures)
 
 
 def missing_engine(languages: str) -> str | None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
 from citerag.retrieve.fusion import TiedRanking
+from citerag.settings import EvidenceWeights
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
@@ -44,19 +45,6 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
 MIN_QUOTED_WORDS = 2
 MAX_SHARE = 0.5  # a value carried by more of the chunks (or documents) than this is no evidence
 _NOTHING = TiedRanking(())
-
-
-@dataclass(frozen=True)
-class EvidenceWeights:
-    """Each signal's weight in the chunk fusion (1 counts like the dense ranking; 0: off)."""
-
-    entities: float = 1.0
-    years: float = 1.0
-    quotes: float = 1.0
-    topics: float = 1.0
-
-    def active(self) -> dict[str, float]:
-        return {name: w for name, w in self.__dict__.items() if w > 0}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from citerag.domain import DomainVocabulary
 from citerag.nodes import BLOCK_TYPE, DOC_ID, ROUTED_BY
 from citerag.retrieve.best_sentence import best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState, PageKey
-from citerag.retrieve.evidence import CollectionView, EvidenceWeights, evidence_rankings
+from citerag.retrieve.evidence import CollectionView, evidence_rankings
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
 from citerag.retrieve.routing import (
@@ -47,29 +47,8 @@ from citerag.retrieve.routing import (
     filled_after,
     question_asked,
 )
-from citerag.settings import Settings
+from citerag.settings import RetrievalSettings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
-
-_DEFAULTS = Settings()
-
-
-@dataclass(frozen=True)
-class RetrievalSettings:
-    top_k_each: int = _DEFAULTS.similarity_top_k_fusion  # from each of BM25 and the vectors
-    rrf_k: int = _DEFAULTS.rrf_k
-    fusion_top_n: int = _DEFAULTS.fusion_top_n
-    page_weight: float = _DEFAULTS.page_weight  # how much a chunk's page evidence adds
-    top_pages: int = 10  # pages whose evidence counts
-    # How much more keyword rankings count when the question uses the domain's words
-    # (a filing's statement names, metrics): the expanded words are precise, embeddings are not.
-    filing_keyword_weight: float = _DEFAULTS.filing_keyword_weight
-    vocabulary: DomainVocabulary = _DEFAULTS.vocabulary  # the article's domain words
-    # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
-    # vector is the mean of its sentences; on a page of short items (steps, table rows,
-    # specifications) that mean matches no question, while one of its sentences does. Not
-    # where the keyword rankings count for more (filing_keyword_weight).
-    sentence_weight: float = _DEFAULTS.sentence_weight
-    evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
 
 
 @dataclass

@@ -14,12 +14,12 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
+from citerag.settings import MilvusScheme
 from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
-SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
 # Milvus answers at most this many rows per query (its default query result window).
 MAX_QUERY_ROWS = 16384
@@ -63,16 +63,12 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
-def is_server_uri(uri: str) -> bool:
-    return uri.startswith(SERVER_SCHEMES)
-
-
 class MilvusIndex:
     """`VectorIndex` over `pymilvus.MilvusClient`; every call is serialized by one lock."""
 
     def __init__(self, uri: str, token: str = "") -> None:
         self.uri = uri
-        self.is_server = is_server_uri(uri)
+        self.is_server = MilvusScheme.of(uri).is_server
         self._lock = threading.RLock()
         self._loaded: set[str] = set()
         if not self.is_server:
