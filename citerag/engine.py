@@ -104,7 +104,7 @@ class Engine:
         self.vectors = vectors or open_vector_index(settings.storage)
         self.keywords = keywords or open_keyword_index(settings.storage, self.vectors)
         self.stores = Stores(self.docstore, self.vectors, self.keywords)
-        self.embedder = embedder or build_embedder(settings)
+        self.embedder = embedder or build_embedder(settings.embedding)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)

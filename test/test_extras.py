@@ -103,7 +103,7 @@ def test_hosted_embeddings_name_the_llms_extra(
     absent(monkeypatch, module)
     settings = Settings(embedding_provider=provider, embedding_api_key="k")
     with pytest.raises(MissingExtra) as caught:
-        build_embedder(settings, environ={})
+        build_embedder(settings.embedding, environ={})
     assert str(caught.value) == f"{package} is not installed: pip install 'citerag[llms]'"
 
 

@@ -22,7 +22,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from citerag.embed.embedder import Embedder
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.extras import require
-from citerag.settings import Settings
+from citerag.settings import EmbeddingSettings
 
 log = logging.getLogger(__name__)
 DEFAULT_HOSTED_MODELS = {"openai": "text-embedding-3-small", "ollama": "nomic-embed-text"}
@@ -115,27 +115,27 @@ def normalized(raw: object, expected_rows: int, model_id: str) -> np.ndarray:
     return np.asarray(vectors / norms, dtype=np.float32)
 
 
-def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None) -> Embedder:
+def build_embedder(
+    settings: EmbeddingSettings, environ: Mapping[str, str] | None = None
+) -> Embedder:
     """The embedder `EMBEDDING_PROVIDER` names: local (a SentenceTransformer folder, MiniLM by
     default) or hosted (OpenAI, Ollama) through LlamaIndex."""
-    provider = settings.embedding.embedding_provider
+    provider = settings.embedding_provider
     if provider == "local":
-        return Embedder(settings.embedding.embedding_model, settings.embedding.embedding_backend)
+        return Embedder(settings.embedding_model, settings.embedding_backend)
     env = os.environ if environ is None else environ
-    model = settings.embedding.embedding_model or DEFAULT_HOSTED_MODELS[provider]
-    endpoint = settings.embedding.embedding_base_url or DEFAULT_ENDPOINTS[provider]
+    model = settings.embedding_model or DEFAULT_HOSTED_MODELS[provider]
+    endpoint = settings.embedding_base_url or DEFAULT_ENDPOINTS[provider]
     if provider == "openai":
-        embedding = _openai(
-            model, settings.embedding.embedding_base_url, _openai_key(settings, env)
-        )
+        embedding = _openai(model, settings.embedding_base_url, _openai_key(settings, env))
     else:
         embedding = _ollama(model, endpoint)
     log.info("embeddings: %s model %s at %s", provider, model, endpoint)
     return HostedEmbedder(embedding, f"{provider}:{model}", endpoint)
 
 
-def _openai_key(settings: Settings, env: Mapping[str, str]) -> str:
-    key = settings.embedding.embedding_api_key or env.get("OPENAI_API_KEY", "")
+def _openai_key(settings: EmbeddingSettings, env: Mapping[str, str]) -> str:
+    key = settings.embedding_api_key or env.get("OPENAI_API_KEY", "")
     if not key:
         raise ConfigError(
             "EMBEDDING_PROVIDER 'openai' needs an API key; set EMBEDDING_API_KEY or OPENAI_API_KEY."

@@ -260,7 +260,7 @@ class Ingestor(DocumentWriter):
             self._settings.parse.parser,
             self._settings.storage.parse_cache_dir,
             mineru_tier=self._settings.parse.mineru_tier,
-            ocr=OcrOptions.of(self._settings),
+            ocr=OcrOptions.of(self._settings.parse),
             progress=ocr_progress(progress),
         )
         if parsed.unread_pages:

@@ -80,7 +80,7 @@ def parse_into_cache(path: Path, settings: Settings) -> None:
             settings.parse.parser,
             settings.storage.parse_cache_dir,
             settings.parse.mineru_tier,
-            ocr=OcrOptions.of(settings),
+            ocr=OcrOptions.of(settings.parse),
             progress=tell,
         )
     finally:
