@@ -221,9 +221,14 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     reshaped = Settings(storage_dir=storage_dir, **settings)
     sha256 = hashlib.sha256(DEMO_PDF.read_bytes()).hexdigest()
     parsed = parse_document(
-        DEMO_PDF, sha256, reshaped.parser, reshaped.parse_cache_dir, reshaped.mineru_tier
+        DEMO_PDF,
+        sha256,
+        reshaped.parse.parser,
+        reshaped.storage.parse_cache_dir,
+        reshaped.parse.mineru_tier,
     )
-    expected = len(chunk_document(parsed, reshaped.chunk_size, reshaped.chunk_overlap))
+    chunking = reshaped.ingest
+    expected = len(chunk_document(parsed, chunking.chunk_size, chunking.chunk_overlap))
 
     [after] = [d for d in listing(capsys) if d["collection"] == collection]
     assert after["docId"] != before["docId"]

@@ -28,7 +28,7 @@ DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
 
 
-def evidence_settings(weights: EvidenceWeights) -> dict[str, float]:
+def evidence_settings(weights: EvidenceWeights) -> dict[str, Any]:
     """The retrieval settings that give `weights` (`RetrievalSettings.evidence`)."""
     return {f"evidence_{name}": weight for name, weight in asdict(weights).items()}
 

@@ -308,7 +308,7 @@ def test_ocr_languages_come_from_the_environment_and_are_checked() -> None:
 
     assert settings_from_config(config, environ={}).parse.ocr_languages == "eng"
     chosen = settings_from_config(config, environ={"OCR_LANGUAGES": "eng+deu"})
-    assert chosen.ocr_languages == "eng+deu" and not chosen.ocr_pictures
+    assert chosen.parse.ocr_languages == "eng+deu" and not chosen.parse.ocr_pictures
     assert settings_from_config(config, environ={"RAG_OCR_PICTURES": "true"}).parse.ocr_pictures
     with pytest.raises(ConfigError, match="Tesseract language codes joined by"):
         settings_from_config(config, environ={"OCR_LANGUAGES": "eng; rm -rf /"})
