@@ -11,6 +11,7 @@ import config
 from citerag.errors import ConfigError
 from citerag.settings import (
     KNOWN_VARIABLES,
+    MilvusScheme,
     RetrievalSettings,
     Settings,
     build_settings,
@@ -201,3 +202,18 @@ def test_each_choice_list_is_checked_with_the_same_sentence_everywhere() -> None
     with pytest.raises(ConfigError) as from_parser:
         MineruParser(tier="turbo")
     assert str(from_settings.value) == str(from_parser.value)
+
+
+@pytest.mark.parametrize(
+    ("uri", "scheme"),
+    [
+        ("http://127.0.0.1:19530", MilvusScheme.HTTP),
+        ("HTTPS://cloud.example:443", MilvusScheme.HTTPS),
+        ("unix:/run/milvus.sock", MilvusScheme.UNIX),
+        ("storage/milvus.db", MilvusScheme.LITE),
+        ("C:\\data\\milvus.db", MilvusScheme.LITE),  # a drive letter is not a scheme pymilvus has
+    ],
+)
+def test_the_milvus_uri_scheme_decides_server_or_lite(uri: str, scheme: MilvusScheme) -> None:
+    assert MilvusScheme.of(uri) is scheme
+    assert scheme.is_server == (scheme is not MilvusScheme.LITE)

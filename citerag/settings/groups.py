@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import ErrorDetails
 
 from citerag.domain import GENERIC, DomainVocabulary
@@ -75,12 +82,13 @@ class SettingsGroup(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _one_of_the_choices(cls, value: object, info: Any) -> object:
-        allowed = cls.choices.get(str(info.field_name))
+    def _one_of_the_choices(cls, value: object, info: ValidationInfo) -> object:
+        name = str(info.field_name)
+        allowed = cls.choices.get(name)
         if allowed is None:
             return value
         text = value.strip() if isinstance(value, str) else value
-        return require_choice(str(info.field_name), current_name(info.field_name, text), allowed)
+        return require_choice(name, current_name(name, text), allowed)
 
     @classmethod
     def variables(cls) -> dict[str, str]:
