@@ -29,14 +29,12 @@ from citerag.enrich.langextract_cache import (
     langextract_model,
 )
 from citerag.enrich.rules import RulesExtractor
-from citerag.errors import ConfigError
 from citerag.llm.connection import connection_of
 from citerag.nodes import block_type_of, label_of, table_context_of
 from citerag.settings import Settings
 from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
-METADATA_CHOICES = ("none", "entity", "langextract", "both")
 DEFAULT_ENTITY_LABELS = ("person", "organization", "place", "product", "date")
 
 
@@ -93,9 +91,6 @@ def _store(chunk: TextNode, found: dict[str, list[str]], by: str) -> None:
 def build_enricher(settings: Settings, schema: SemanticSchema | None = None) -> Enricher:
     """The enricher `metadata` asks for, with what this machine has; reasons logged."""
     method = settings.ingest.metadata
-    if method not in METADATA_CHOICES:
-        shown = ", ".join(repr(m) for m in METADATA_CHOICES)
-        raise ConfigError(f"metadata is {method!r}; choose one of {shown} in config.py.")
     enricher = Enricher(method)
     if method in ("entity", "both"):
         enricher.gliner_source = _gliner_source(settings, schema)
