@@ -1,7 +1,8 @@
 """The user's choices for a run: which articles, what each changes, where to store.
 
-The defaults live once, in `citerag/settings.py`; this file holds only what differs from them.
-Environment variables override the storage and model entries (see `ENV_OVERRIDES` there).
+The defaults live once, in `citerag/settings/groups.py`; this file holds only what differs.
+Environment variables override the storage and model entries (each declared on its field in
+`citerag/settings/groups.py`; README.md lists them).
 """
 
 from pathlib import Path
@@ -55,7 +56,7 @@ ARTICLE_CONFIGS: dict[str, dict[str, str]] = {
 ACTIVE_ARTICLE = "demo"
 
 # What this project changes for every article. Every default (and why it was chosen) is
-# defined once, in `citerag/settings.py`'s `Settings`; set here only what you change, e.g.
+# defined once, in `citerag/settings/groups.py`; set here only what you change, e.g.
 # {"chunk_size": 512, "reranker": "none"}.
 DEFAULT_RAG_SETTINGS: dict[str, object] = {}
 
@@ -63,7 +64,7 @@ DEFAULT_RAG_SETTINGS: dict[str, object] = {}
 ARTICLE_RAG_OVERRIDES: dict[str, dict[str, object]] = {}
 
 # Storage and models: an upper-case constant here sets the setting of that name for every
-# article (the environment variable in `ENV_OVERRIDES` still wins), e.g.
+# article (the environment variable still wins), e.g.
 #   MILVUS_URI = "http://localhost:19530"      # empty: Milvus Lite under STORAGE_DIR
 #   MONGODB_URI = "mongodb://localhost:27017"  # empty: SQLite docstore under STORAGE_DIR
 #   LLM_PROVIDER = "openai"  # "", "openai", "anthropic", "gemini", "ollama", "openai_like";

@@ -49,7 +49,7 @@ from citerag.cli_output import (  # noqa: E402
     format_sync_totals,
     format_totals,
 )
-from citerag.env_file import load_env_file  # noqa: E402
+from citerag.env_file import env_file_variables  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
 from citerag.query.modes import MODES, answer_question  # noqa: E402
@@ -605,7 +605,8 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        from_env_file = load_env_file()
+        from_env_file = env_file_variables()
+        os.environ.update(from_env_file)  # the LLM SDKs and pymilvus read the environment
         configure_logging(args.verbose, os.environ.get(LOG_LEVEL_VARIABLE, ""))
         for warning in unknown_variable_warnings(from_env_file):
             log.warning(warning)

@@ -11,6 +11,8 @@ out the parts.
 
 from __future__ import annotations
 
+import os
+
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -18,7 +20,7 @@ import config
 import extraction_schemas
 from citerag.article import Article, active_article, load_article
 from citerag.engine import Engine
-from citerag.env_file import load_env_file
+from citerag.env_file import env_file_variables
 from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.settings import Settings
@@ -27,7 +29,7 @@ from citerag.settings import Settings
 def load(article: str | None = None) -> Article:
     """The article's settings, extraction schema and collection (default: config.py's
     ACTIVE_ARTICLE), with `.env`'s variables that the environment lacks."""
-    load_env_file()
+    os.environ.update(env_file_variables())  # the LLM SDKs and pymilvus read the environment
     return load_article(config, extraction_schemas.SCHEMAS, article or active_article(config))
 
 

@@ -324,10 +324,10 @@ def _share_pair(
 def _settings_summary(engine: Engine) -> dict[str, object]:
     s = engine.settings
     return {
-        "parser": s.parser,
-        "reranker": s.reranker,
-        "chunk_size": s.chunk_size,
-        "llm_provider": s.llm_provider or "none",
+        "parser": s.parse.parser,
+        "reranker": s.retrieval.reranker,
+        "chunk_size": s.ingest.chunk_size,
+        "llm_provider": s.llm.llm_provider or "none",
     }
 
 

@@ -86,12 +86,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="citerag-bench-") as scratch:
         storage = Path(args.storage) if args.storage else Path(scratch)
         settings = settings_from_config(config).with_overrides(
-            storage_dir=storage, llm_provider="", reranker="auto"
+            storage_dir=storage, llm_provider="", reranker="colbert-if-installed"
         )
         engine = Engine(with_finance_words(settings))
         variants, out = _compared(args.compare) if args.compare else (VARIANTS, "retrieval.md")
-        if args.compare and settings.embedding_backend != "auto":  # the whole run's backend
-            out = out.replace(".md", f"_{settings.embedding_backend}.md")
+        if (
+            args.compare and settings.embedding.embedding_backend != "auto"
+        ):  # the whole run's backend
+            out = out.replace(".md", f"_{settings.embedding.embedding_backend}.md")
         try:
             plot = RESULTS / out.replace("retrieval", "finance_recall").replace(".md", ".png")
             report = (
@@ -294,7 +296,7 @@ def _render(
         "# Benchmark: retrieval quality and latency beside stock LlamaIndex",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_eval.py`, one run, "
-        f"parser `{engine.settings.parser}`, top-{TOP_K} chunks per question, each question "
+        f"parser `{engine.settings.parse.parser}`, top-{TOP_K} chunks per question, each question "
         "searching only its own document.",
         "",
         describe_machine(),

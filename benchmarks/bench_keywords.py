@@ -115,10 +115,14 @@ def stored_chunks(pdfs: Sequence[Path], settings: Settings) -> list[TextNode]:
     for path in pdfs:
         info = inspect_pdf(path)
         parsed = parse_document(
-            path, info.sha256, settings.parser, settings.parse_cache_dir, settings.mineru_tier
+            path,
+            info.sha256,
+            settings.parse.parser,
+            settings.storage.parse_cache_dir,
+            settings.parse.mineru_tier,
         )
         parsed = replace(parsed, doc_id=ingest_key(info.sha256, settings))
-        chunks += chunk_document(parsed, settings.chunk_size, settings.chunk_overlap)
+        chunks += chunk_document(parsed, settings.ingest.chunk_size, settings.ingest.chunk_overlap)
         print(f"parsed {path.name}: {len(parsed.pages)} pages", flush=True)
     return chunks
 
@@ -142,7 +146,7 @@ def hybrid_rows(settings: Settings, collection: str) -> list[Row]:
     """The engine's whole retrieval (hybrid, reranked) with each keyword backend, over a
     collection ingested beforehand (the keyword index fills itself from the docstore)."""
     rows = []
-    for backend in ("bm25s", "milvus"):
+    for backend in ("bm25-files", "milvus"):
         engine = Engine(settings.with_overrides(keyword_backend=backend))
         try:
             names = {r.name for r in engine.docstore.list_documents(collection)}

@@ -93,7 +93,7 @@ def variants(settings: Any) -> dict[str, dict[str, object]]:
     """The default, each evidence signal switched, and the other ranking parts off."""
     found: dict[str, dict[str, object]] = {DEFAULT: {}}
     for signal, key in SIGNALS.items():
-        on = getattr(settings, key) > 0
+        on = getattr(settings.retrieval, key) > 0
         found[f"project, {signal} evidence {'off' if on else 'on'}"] = {key: 0.0 if on else 1.0}
     return {**found, **OTHER_PARTS}
 

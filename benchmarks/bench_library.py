@@ -75,7 +75,7 @@ STOCK_OWN_EMBEDDER = "stock dense retrieve, the project's question embedder"
 def lever_settings(lever: str) -> dict[str, str]:
     """'onnx-int8', 'pooled' or both ('onnx-int8+pooled') as the variables that set them; what
     the lever leaves out is the default."""
-    env = {"EMBEDDING_BACKEND": "auto", "SENTENCE_VECTORS": Settings().sentence_vectors}
+    env = {"EMBEDDING_BACKEND": "auto", "SENTENCE_VECTORS": Settings().embedding.sentence_vectors}
     for part in lever.split("+"):
         name = "SENTENCE_VECTORS" if part in ("separate", "pooled") else "EMBEDDING_BACKEND"
         env[name] = part

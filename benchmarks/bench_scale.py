@@ -121,10 +121,12 @@ def measure(storage: Path, collection: str, asked: list[str], add_delete: bool) 
 
 def add_and_delete(engine: Any, collection: str, question: str) -> dict[str, float]:
     name = "added_for_scale_benchmark.pdf"
-    copy = Path(engine.settings.storage_dir) / name
+    copy = Path(engine.settings.storage.storage_dir) / name
     copy.write_bytes(ADDED_PDF.read_bytes())
     sha = inspect_pdf(copy).sha256
-    cache_path(engine.settings.parse_cache_dir, sha, engine.settings.parser).unlink(missing_ok=True)
+    cache_path(engine.settings.storage.parse_cache_dir, sha, engine.settings.parse.parser).unlink(
+        missing_ok=True
+    )
     t0 = time.perf_counter()
     engine.ingest(copy, collection)
     t1 = time.perf_counter()

@@ -56,7 +56,8 @@ SCOPES = {
     "entities everywhere": {"years": "none", "entities": "both"},
     "years everywhere, entities on vectors": {"years": "both", "entities": "vector"},
 }
-# facts.FILTER_SCOPES (the default) is years everywhere, entities not applied.
+# facts.FILTER_SCOPES (the default) is years everywhere, entities not applied; the values are
+# citerag.tools.retriever.FilterScope's ("both": every ranking, "vector", "none").
 CITATION = re.compile(r"\[(\d+)\]")
 
 

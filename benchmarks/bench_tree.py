@@ -110,7 +110,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="citerag-bench-tree-") as scratch:
         storage = Path(args.storage) if args.storage else Path(scratch)
         settings = settings_from_config(config).with_overrides(
-            storage_dir=storage, llm_provider="", reranker="auto"
+            storage_dir=storage, llm_provider="", reranker="colbert-if-installed"
         )
         engine = Engine(with_finance_words(settings))
         try:
@@ -284,7 +284,7 @@ def _render(
             "# Benchmark: tree mode beside the default mode",
             "",
             f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_tree.py` at commit "
-            f"{_commit()}, one run, parser `{engine.settings.parser}`, no LLM (offline node "
+            f"{_commit()}, one run, parser `{engine.settings.parse.parser}`, no LLM (offline node "
             "selection, extractive answers).",
             "",
             machine,

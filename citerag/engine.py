@@ -40,6 +40,7 @@ from citerag.store.factory import open_docstore, open_keyword_index, open_vector
 from citerag.store.keywords import KeywordIndex
 from citerag.tools.context import ToolContext
 from citerag.tools.registry import build_question_generator, build_tools
+from citerag.tools.retriever import FilterScope
 from citerag.tools.tree_answer import tree_answer
 from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord, camel_case_fields
@@ -98,12 +99,12 @@ class Engine:
         """`schema`: the collection's extraction schema (`extraction_schemas.get_schema`), which
         GLiNER's labels and LangExtract's attributes come from; None uses generic labels."""
         self.settings = settings
-        settings.storage_dir.mkdir(parents=True, exist_ok=True)
-        self.docstore = docstore or open_docstore(settings)
-        self.vectors = vectors or open_vector_index(settings)
-        self.keywords = keywords or open_keyword_index(settings, self.vectors)
+        settings.storage.storage_dir.mkdir(parents=True, exist_ok=True)
+        self.docstore = docstore or open_docstore(settings.storage)
+        self.vectors = vectors or open_vector_index(settings.storage)
+        self.keywords = keywords or open_keyword_index(settings.storage, self.vectors)
         self.stores = Stores(self.docstore, self.vectors, self.keywords)
-        self.embedder = embedder or build_embedder(settings)
+        self.embedder = embedder or build_embedder(settings.embedding)
         self.embed_model = LocalEmbedding(self.embedder)
         self.schema = schema
         enricher = build_enricher(settings, schema)
@@ -136,7 +137,7 @@ class Engine:
         with lock:
             state = self._states.get(collection)
             fresh = refresh_state(
-                state, self.docstore, self.keywords, collection, self.settings.vocabulary
+                state, self.docstore, self.keywords, collection, self.settings.retrieval.vocabulary
             )
             with self._lock:
                 self._states[collection] = fresh
@@ -186,14 +187,13 @@ class Engine:
         collection: str,
         top_k: int | None = None,
         filters: MetadataFilters | None = None,
-        filter_scopes: dict[str, str] | None = None,
+        filter_scopes: Mapping[str, FilterScope | str] | None = None,
     ) -> CitedSubQuestionQueryEngine:
         """The sub-question engine over one collection: facts, pages, summary, sections.
         `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
         state = self.searchable_state(collection)
-        context = ToolContext(
-            self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
-        )
+        scopes = {name: FilterScope(scope) for name, scope in (filter_scopes or {}).items()}
+        context = ToolContext(self.factory, state, self.docstore, top_k, filters, scopes)
         generator = build_question_generator(self.factory.answerer)
         return CitedSubQuestionQueryEngine(build_tools(context), generator, context)
 

@@ -1,4 +1,5 @@
-"""`.env` at start-up: keys and settings kept in a file, never overriding the environment.
+"""`.env` at start-up: keys and settings kept in a file, never overriding the environment; the
+entry points (main.py, rag_factory.py) set what it returns.
 
 The file is the current directory's `.env`, else the project's (next to `main.py`). A variable
 already set in the environment keeps its value; a line that is not `KEY=VALUE` stops start-up
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from dotenv import dotenv_values
@@ -29,12 +31,16 @@ def find_env_file(cwd: Path | None = None) -> Path | None:
     return None
 
 
-def load_env_file(path: Path | None = None) -> list[str]:
-    """Set the variables of `path` (default: `find_env_file()`) that the environment lacks;
-    returns their names. A ConfigError names the first line that is not `KEY=VALUE`."""
+def env_file_variables(
+    path: Path | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The variables of `path` (default: `find_env_file()`) that `environ` (default: the
+    process's) lacks, for the entry point to set. A ConfigError names the first line that is not
+    `KEY=VALUE`."""
     path = path if path is not None else find_env_file()
+    environ = os.environ if environ is None else environ
     if path is None:
-        return []
+        return {}
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -45,9 +51,8 @@ def load_env_file(path: Path | None = None) -> list[str]:
                 f"{path} line {binding.original.line} is not KEY=VALUE "
                 f"({binding.original.string.strip()[:40]!r}); fix or remove that line."
             )
-    added = []
-    for key, value in dotenv_values(path, interpolate=True).items():
-        if key not in os.environ and value is not None:
-            os.environ[key] = value
-            added.append(key)
-    return added
+    return {
+        key: value
+        for key, value in dotenv_values(path, interpolate=True).items()
+        if key not in environ and value is not None
+    }

@@ -103,15 +103,19 @@ def check(engine: Engine, settings: Settings, pdf: Path) -> dict[str, Any]:
     """Counts after a plain re-run of the ingest; orphans on either side."""
     outcome = engine.ingest(pdf, COLLECTION)
     info = inspect_pdf(pdf)
-    parsed = parse_document(pdf, info.sha256, settings.parser, settings.parse_cache_dir)
-    expected = len(chunk_document(parsed, settings.chunk_size, settings.chunk_overlap))
+    parsed = parse_document(
+        pdf, info.sha256, settings.parse.parser, settings.storage.parse_cache_dir
+    )
+    expected = len(
+        chunk_document(parsed, settings.ingest.chunk_size, settings.ingest.chunk_overlap)
+    )
     docstore, vectors = engine.docstore, engine.vectors
     records = docstore.list_documents(COLLECTION, include_pending=True)
     stats = docstore.chunk_stats(COLLECTION)
     chunk_ids = {c.node_id for c in docstore.chunks_of(COLLECTION, outcome.doc_id)}
     milvus_ids = set(vectors.ids_of(COLLECTION, outcome.doc_id))
-    keywords = BM25FilesIndex(settings.keywords_dir)  # what a fresh process reads
-    folder = settings.keywords_dir / COLLECTION
+    keywords = BM25FilesIndex(settings.storage.keywords_dir)  # what a fresh process reads
+    folder = settings.storage.keywords_dir / COLLECTION
     leftovers = (
         [p.name for p in folder.iterdir() if p.name != outcome.doc_id] if folder.is_dir() else []
     )
@@ -164,7 +168,7 @@ def child(fd: int, settings: Settings, pdf: Path, rerun: bool, self_kill_at: int
         report = json.dumps(check(engine, settings, pdf))
         os.write(fd, f"checked:{report}\n".encode())
     engine.delete(pdf.name, COLLECTION)
-    shutil.rmtree(settings.parse_cache_dir, ignore_errors=True)
+    shutil.rmtree(settings.storage.parse_cache_dir, ignore_errors=True)
     install_markers(fd, engine)
     if self_kill_at and hasattr(engine.docstore, "_conn"):
         docstore: Any = engine.docstore
@@ -238,7 +242,7 @@ def kill_once(
 ) -> dict[str, Any]:
     """One child: its re-run report, then a SIGKILL `delay` s after its `entry`-th entry (from 1)
     into `phase`."""
-    inside = phase == "docstore" and settings.mongodb_uri == ""
+    inside = phase == "docstore" and settings.storage.mongodb_uri == ""
     run = Child(settings, pdf, rerun=True, self_kill_at=entry if inside else 0)
     report: dict[str, Any] = {"phase": phase, "entry": entry, "delay_ms": round(delay * 1000, 2)}
     last, seen = "", 0

@@ -7,7 +7,6 @@ import config
 import extraction_schemas
 from citerag.article import Article, load_article
 from citerag.domain import GENERIC
-from citerag.query.query_factory import retrieval_settings
 from extraction_schemas import FINANCIAL_VOCABULARY
 
 
@@ -17,15 +16,14 @@ def _load(article: str | None = None, collection: str | None = None) -> Article:
 
 def test_the_10k_articles_get_the_finance_profile_by_name_or_by_collection() -> None:
     for loaded in (_load("netflix_10k"), _load(collection="microsoft_10k")):
-        assert loaded.settings.vocabulary == FINANCIAL_VOCABULARY
-        assert retrieval_settings(loaded.settings).vocabulary == FINANCIAL_VOCABULARY
+        assert loaded.settings.retrieval.vocabulary == FINANCIAL_VOCABULARY
         assert loaded.schema is extraction_schemas.SCHEMAS["financial"]
 
 
 def test_other_articles_and_bare_collections_get_no_domain_words() -> None:
     for loaded in (_load("paul_graham_essay"), _load("career_ai"), _load(collection="mine")):
-        assert loaded.settings.vocabulary == GENERIC
-        assert loaded.settings.vocabulary.keyword_query("the income statement") == (
+        assert loaded.settings.retrieval.vocabulary == GENERIC
+        assert loaded.settings.retrieval.vocabulary.keyword_query("the income statement") == (
             "the income statement"
         )
     bare = _load()

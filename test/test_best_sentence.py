@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.schema import QueryBundle
-from test_evidence import OFF, Keywords, Vectors, doc_state, place
+from test_evidence import OFF, Keywords, Vectors, doc_state, evidence_settings, place
 
 from citerag.domain import DomainVocabulary
 from citerag.nodes import BLOCK_TYPE
@@ -85,7 +85,7 @@ def test_the_chunk_whose_own_sentence_is_closest_ranks_first() -> None:
         SentenceStore(vectors),  # type: ignore[arg-type]
         state,
         embed_model=None,  # type: ignore[arg-type]
-        settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
+        settings=RetrievalSettings(page_weight=0.0, **evidence_settings(OFF)),
     )
     query = QueryBundle("question", embedding=list(QUESTION))
     ranking = retriever.rank(query)
@@ -113,7 +113,7 @@ def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
         SentenceStore(vectors),  # type: ignore[arg-type]
         state,
         embed_model=None,  # type: ignore[arg-type]
-        settings=RetrievalSettings(page_weight=0.0, evidence=OFF),
+        settings=RetrievalSettings(page_weight=0.0, **evidence_settings(OFF)),
     )
     ranking = retriever.rank(QueryBundle("question", embedding=list(QUESTION)))
     assert ranking.rankings["best_sentence"] == ["rows", "other", "prose"]
@@ -126,7 +126,10 @@ def domain_retriever(store: SentenceStore, keyword_weight: float = 2.0) -> Hybri
     places = {f"c{i}": place("doc", i) for i in (1, 2, 3)}
     state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
     settings = RetrievalSettings(
-        page_weight=0.0, evidence=OFF, vocabulary=WORDS, filing_keyword_weight=keyword_weight
+        page_weight=0.0,
+        **evidence_settings(OFF),
+        vocabulary=WORDS,
+        filing_keyword_weight=keyword_weight,
     )
     return HybridRetriever(
         Vectors(["c1", "c2", "c3"]),  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ GOOD = {
 
 def reader(base_url: str, cache_dir: Path) -> LLMCardReader:
     settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=base_url)
-    chat = LLMChat.from_settings(settings)
+    chat = LLMChat.from_settings(settings.llm)
     assert chat is not None
     return LLMCardReader(chat.chat, chat.model, CardCache(cache_dir))
 

@@ -137,8 +137,8 @@ def test_article_option_selects_its_collection_and_its_overrides(
 ) -> None:
     assert main.main([*command, "--article", "big"]) == 0
     [engine] = fake_project.opened
-    assert engine.settings.similarity_top_k_fusion == 50
-    assert engine.settings.chunk_size == 384
+    assert engine.settings.retrieval.similarity_top_k_fusion == 50
+    assert engine.settings.ingest.chunk_size == 384
     assert [collection for _, collection, _ in engine.calls] == ["big_docs"]
 
 
@@ -149,8 +149,14 @@ def test_collection_of_an_article_gets_that_articles_overrides(
     assert main.main([*command, "--collection", "big_docs"]) == 0
     assert main.main([*command, "--collection", "elsewhere"]) == 0
     big, other = fake_project.opened
-    assert (big.settings.similarity_top_k_fusion, big.settings.chunk_size) == (50, 384)
-    assert (other.settings.similarity_top_k_fusion, other.settings.chunk_size) == (35, 256)
+    assert (big.settings.retrieval.similarity_top_k_fusion, big.settings.ingest.chunk_size) == (
+        50,
+        384,
+    )
+    assert (other.settings.retrieval.similarity_top_k_fusion, other.settings.ingest.chunk_size) == (
+        35,
+        256,
+    )
     assert [c for _, c, _ in big.calls + other.calls] == ["big_docs", "elsewhere"]
 
 
@@ -207,7 +213,10 @@ def test_the_cli_the_api_and_rag_factory_load_an_article_alike(
     [cli_engine] = fake_project.opened[:1]
     [(api_settings, api_args)] = served
     assert cli_engine.settings == api_settings == factory_engine.settings
-    assert api_settings.similarity_top_k_fusion == 50 and api_settings.chunk_size == 384
+    assert (
+        api_settings.retrieval.similarity_top_k_fusion == 50
+        and api_settings.ingest.chunk_size == 384
+    )
     api_article = api_args[-1]
     assert cli_engine.calls[0][1] == api_article.collection == "big_docs"
     assert rag_factory.load("big").collection == "big_docs"
@@ -233,4 +242,4 @@ def test_serve_without_an_article_gets_no_articles_overrides_or_schema(
     assert main.main(["serve"]) == 0
     [(settings, (_host, _port, _folders, article))] = served
     assert article.name is None and article.schema is None
-    assert (settings.chunk_size, settings.similarity_top_k_fusion) == (256, 35)
+    assert (settings.ingest.chunk_size, settings.retrieval.similarity_top_k_fusion) == (256, 35)

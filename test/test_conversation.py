@@ -76,7 +76,7 @@ def test_without_earlier_user_turns_nothing_is_condensed() -> None:
 
 def _llm(base_url: str) -> LLMAnswerer:
     settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=base_url)
-    answerer = LLMAnswerer.from_settings(settings)
+    answerer = LLMAnswerer.from_settings(settings.llm)
     assert answerer is not None
     return answerer
 

@@ -60,11 +60,11 @@ def test_unreachable_mongodb_raises_backend_unavailable_naming_the_uri() -> None
 
 def test_factory_opens_sqlite_in_the_storage_folder_when_no_mongodb_uri(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path / "fresh" / "storage")
-    store = open_docstore(settings)
+    store = open_docstore(settings.storage)
     try:
         assert isinstance(store, SQLiteDocStore)
         ingest(store, "d1", 1)
-        assert settings.sqlite_path.is_file()
+        assert settings.storage.sqlite_path.is_file()
     finally:
         store.close()
 
@@ -72,7 +72,7 @@ def test_factory_opens_sqlite_in_the_storage_folder_when_no_mongodb_uri(tmp_path
 def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9/")
     with pytest.raises(BackendUnavailable, match="MONGODB_URI"):
-        open_docstore(settings)
+        open_docstore(settings.storage)
 
 
 def test_a_docstore_file_from_before_sources_gains_the_column_and_keeps_its_documents(

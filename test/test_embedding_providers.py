@@ -19,7 +19,7 @@ from citerag.embed.embedder import Embedder
 from citerag.embed.providers import HostedEmbedder, build_embedder
 from citerag.engine import Engine
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
-from citerag.settings import Settings, settings_from_config
+from citerag.settings import EmbeddingSettings, Settings, settings_from_config
 
 OPENAI_MODEL = "text-embedding-3-small"
 
@@ -42,10 +42,10 @@ def _openai(server: FakeOpenAIServer, **changes: Any) -> Settings:
 
 
 def test_the_local_default_needs_no_endpoint_and_names_its_model() -> None:
-    embedder = build_embedder(Settings())
+    embedder = build_embedder(Settings().embedding)
     assert type(embedder) is Embedder
     assert embedder.model_id == "local:all-MiniLM-L6-v2"
-    assert build_embedder(Settings(embedding_model="/models/e5-small")).model_id == (
+    assert build_embedder(EmbeddingSettings(embedding_model="/models/e5-small")).model_id == (
         "local:e5-small"
     )
 
@@ -57,7 +57,7 @@ def test_hosted_vectors_are_normalized_float32_rows_from_the_endpoint(
     base = server.base_url if provider == "openai" else f"http://127.0.0.1:{server.port}"
     model = OPENAI_MODEL if provider == "openai" else "nomic-embed-text"
     settings = _openai(server, embedding_provider=provider, embedding_base_url=base)
-    embedder = build_embedder(settings.with_overrides(embedding_model=model))
+    embedder = build_embedder(settings.embedding.with_overrides(embedding_model=model))
     assert isinstance(embedder, HostedEmbedder)
     assert embedder.model_id == f"{provider}:{model}"
     texts = ["revenues grew in 2020", "revenues fell in 2019", "the anvil supplier"]
@@ -72,9 +72,9 @@ def test_the_provider_comes_from_the_environment() -> None:
     config = types.SimpleNamespace(DEFAULT_RAG_SETTINGS={})
     environ = {"EMBEDDING_PROVIDER": "ollama", "EMBEDDING_BASE_URL": "http://127.0.0.1:1"}
     settings = settings_from_config(config, environ=environ)  # type: ignore[arg-type]
-    assert settings.embedding_provider == "ollama"
-    assert settings.embedding_base_url == "http://127.0.0.1:1"
-    assert build_embedder(settings).model_id == "ollama:nomic-embed-text"
+    assert settings.embedding.embedding_provider == "ollama"
+    assert settings.embedding.embedding_base_url == "http://127.0.0.1:1"
+    assert build_embedder(settings.embedding).model_id == "ollama:nomic-embed-text"
 
 
 @pytest.mark.parametrize(
@@ -88,14 +88,14 @@ def test_configuration_mistakes_are_one_sentence(
     server: FakeOpenAIServer, changes: dict[str, str], environ: dict[str, str], message: str
 ) -> None:
     with pytest.raises(ConfigError, match=message):
-        build_embedder(_openai(server, **changes), environ)
+        build_embedder(_openai(server, **changes).embedding, environ)
     with pytest.raises(ConfigError, match="embedding_provider is 'cohere'"):
         Settings(embedding_provider="cohere")
 
 
 def test_a_failing_endpoint_is_one_sentence_naming_it(server: FakeOpenAIServer) -> None:
     server.embedding_status = 500
-    embedder = build_embedder(_openai(server))
+    embedder = build_embedder(_openai(server).embedding)
     with pytest.raises(BackendUnavailable, match=r"embedding endpoint http://127\.0\.0\.1") as e:
         embedder.embed(["a"])
     assert "\n" not in str(e.value) and OPENAI_MODEL in str(e.value)
@@ -115,11 +115,11 @@ def test_hostile_embedding_replies_are_refused(
 ) -> None:
     server.embedding_reply = reply
     with pytest.raises(LLMResponseError, match=message):
-        build_embedder(_openai(server)).embed(["first text", "second text"])
+        build_embedder(_openai(server).embedding).embed(["first text", "second text"])
 
 
 def test_a_change_of_dimension_between_calls_is_refused(server: FakeOpenAIServer) -> None:
-    embedder = build_embedder(_openai(server))
+    embedder = build_embedder(_openai(server).embedding)
     assert embedder.dim == 48
     server.embedding_dim = 32
     with pytest.raises(LLMResponseError, match="32-dimensional vectors"):

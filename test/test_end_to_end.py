@@ -209,7 +209,7 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
         monkeypatch.setitem(config.DEFAULT_RAG_SETTINGS, "chunk_overlap", 16)
         settings.update(chunk_size=96, chunk_overlap=16)
     else:
-        assert settings_from_config(config, environ={}).parser == "pymupdf"
+        assert settings_from_config(config, environ={}).parse.parser == "pymupdf"
         monkeypatch.setenv("RAG_PARSER", "mineru")
         monkeypatch.setenv("MINERU_TIER", "flash")
         settings.update(parser="mineru", mineru_tier="flash")
@@ -221,9 +221,14 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
     reshaped = Settings(storage_dir=storage_dir, **settings)
     sha256 = hashlib.sha256(DEMO_PDF.read_bytes()).hexdigest()
     parsed = parse_document(
-        DEMO_PDF, sha256, reshaped.parser, reshaped.parse_cache_dir, reshaped.mineru_tier
+        DEMO_PDF,
+        sha256,
+        reshaped.parse.parser,
+        reshaped.storage.parse_cache_dir,
+        reshaped.parse.mineru_tier,
     )
-    expected = len(chunk_document(parsed, reshaped.chunk_size, reshaped.chunk_overlap))
+    chunking = reshaped.ingest
+    expected = len(chunk_document(parsed, chunking.chunk_size, chunking.chunk_overlap))
 
     [after] = [d for d in listing(capsys) if d["collection"] == collection]
     assert after["docId"] != before["docId"]
@@ -235,8 +240,8 @@ def test_reingesting_under_other_chunk_settings_replaces_the_older_chunks(
         assert before["parser"] == "pymupdf"
         assert after["parser"] == ("mineru" if mineru_available(DEFAULT_ENV_DIR) else "pymupdf")
 
-    docstore = open_docstore(reshaped)
-    vectors = open_vector_index(reshaped)
+    docstore = open_docstore(reshaped.storage)
+    vectors = open_vector_index(reshaped.storage)
     try:
         assert [d.doc_id for d in docstore.list_documents(collection, True)] == [after["docId"]]
         assert docstore.count_chunks(collection, before["docId"]) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import main
-from citerag.env_file import find_env_file, load_env_file
+from citerag.env_file import env_file_variables, find_env_file
 from citerag.errors import ConfigError
 
 
@@ -25,10 +25,9 @@ def test_variables_the_environment_lacks_are_set_and_set_ones_are_kept(
     monkeypatch.delenv("CITERAG_T_KEY", raising=False)
     monkeypatch.delenv("CITERAG_T_MODEL", raising=False)
     monkeypatch.setenv("CITERAG_T_SET", "from-shell")
-    added = load_env_file(env)
-    assert sorted(added) == ["CITERAG_T_KEY", "CITERAG_T_MODEL"]
-    assert os.environ["CITERAG_T_KEY"] == "sk-from-file"
-    assert os.environ["CITERAG_T_MODEL"] == "gpt-4o-mini"
+    added = env_file_variables(env)
+    assert added == {"CITERAG_T_KEY": "sk-from-file", "CITERAG_T_MODEL": "gpt-4o-mini"}
+    assert "CITERAG_T_KEY" not in os.environ  # the entry point sets them, not the library
     assert os.environ["CITERAG_T_SET"] == "from-shell"
 
 
@@ -39,7 +38,7 @@ def test_a_line_that_is_not_key_value_is_one_sentence_and_sets_nothing(
     env.write_text("CITERAG_T_FIRST=1\nOPENAI_API_KEY sk-missing-equals\n")
     monkeypatch.delenv("CITERAG_T_FIRST", raising=False)
     with pytest.raises(ConfigError, match=r"line 2 is not KEY=VALUE") as caught:
-        load_env_file(env)
+        env_file_variables(env)
     assert str(caught.value).count(".") >= 1 and "\n" not in str(caught.value)
     assert "CITERAG_T_FIRST" not in os.environ
 

@@ -4,6 +4,7 @@ carry it, never removes a chunk, and costs nothing when its setting is off."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,11 @@ from citerag.store.keywords import KeywordQuery
 
 DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
+
+
+def evidence_settings(weights: EvidenceWeights) -> dict[str, Any]:
+    """The retrieval settings that give `weights` (`RetrievalSettings.evidence`)."""
+    return {f"evidence_{name}": weight for name, weight in asdict(weights).items()}
 
 
 def place(doc: str, page: int, **lists: list[str]) -> dict[str, Any]:
@@ -86,7 +92,7 @@ def retriever(weights: EvidenceWeights) -> tuple[HybridRetriever, CollectionStat
         for d in ("acme", "other")
     }
     state = CollectionState("c", docs, Keywords(KEYWORD))  # type: ignore[arg-type]
-    settings = RetrievalSettings(page_weight=0.0, sentence_weight=0.0, evidence=weights)
+    settings = RetrievalSettings(page_weight=0.0, sentence_weight=0.0, **evidence_settings(weights))
     built = HybridRetriever(
         Vectors(DENSE),  # type: ignore[arg-type]
         Docstore(),  # type: ignore[arg-type]

@@ -86,7 +86,7 @@ def test_each_llm_provider_names_the_llms_extra(
         llm_provider=provider, llm_model="m", llm_api_key="k", llm_base_url="http://127.0.0.1:9"
     )
     with pytest.raises(MissingExtra) as caught:
-        build_llm(settings, environ={})
+        build_llm(settings.llm, environ={})
     assert str(caught.value) == f"{package} is not installed: pip install 'citerag[llms]'"
 
 
@@ -103,7 +103,7 @@ def test_hosted_embeddings_name_the_llms_extra(
     absent(monkeypatch, module)
     settings = Settings(embedding_provider=provider, embedding_api_key="k")
     with pytest.raises(MissingExtra) as caught:
-        build_embedder(settings, environ={})
+        build_embedder(settings.embedding, environ={})
     assert str(caught.value) == f"{package} is not installed: pip install 'citerag[llms]'"
 
 
@@ -111,7 +111,7 @@ def test_mongodb_names_the_mongo_extra(monkeypatch: pytest.MonkeyPatch, tmp_path
     absent(monkeypatch, "pymongo")
     settings = Settings(storage_dir=tmp_path, mongodb_uri="mongodb://127.0.0.1:9")
     with pytest.raises(MissingExtra) as caught:
-        open_docstore(settings)
+        open_docstore(settings.storage)
     assert (
         str(caught.value)
         == "MongoDB support (pymongo) is not installed: pip install 'citerag[mongo]'"
@@ -145,8 +145,9 @@ def test_the_core_imports_and_opens_its_stores_without_any_extra(tmp_path: Path)
         from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
         from pathlib import Path
         settings = Settings(storage_dir=Path({str(tmp_path)!r}))
-        vectors = open_vector_index(settings)
-        for store in (open_docstore(settings), open_keyword_index(settings, vectors), vectors):
+        vectors = open_vector_index(settings.storage)
+        storage = settings.storage
+        for store in (open_docstore(storage), open_keyword_index(storage, vectors), vectors):
             store.close()
         print("ok")
         """

@@ -65,7 +65,7 @@ def engine(
     )
     opened = Engine(settings, embedder=embedder)
     yield opened
-    if settings.milvus_uri:
+    if settings.storage.milvus_uri:
         opened.vectors.drop_collection(COLLECTION)  # type: ignore[attr-defined]
     opened.close()
 

@@ -90,7 +90,7 @@ def test_names_that_are_not_plain_folder_names_are_refused(tmp_path: Path) -> No
 
 def test_the_factory_opens_bm25s_files_in_the_storage_folder(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path / "storage")
-    index = open_keyword_index(settings, None)
+    index = open_keyword_index(settings.storage, None)
     assert isinstance(index, BM25FilesIndex)
-    assert index.root == settings.storage_dir / "keywords"
+    assert index.root == settings.storage.storage_dir / "keywords"
     assert os.fspath(index.root).startswith(os.fspath(tmp_path))

@@ -103,7 +103,7 @@ def retriever(stores: tuple, **filters: MetadataFilters) -> ListFilteredRetrieve
         docstore,
         state,
         None,
-        RetrievalSettings(top_k_each=6),
+        RetrievalSettings(similarity_top_k_fusion=6),
         None,  # type: ignore[arg-type]
         list_filters=ListFilters(**filters),
     )

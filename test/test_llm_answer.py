@@ -14,7 +14,7 @@ from citerag.answer.contract import Source
 from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.llm.connection import PROVIDERS, build_llm
-from citerag.settings import Settings
+from citerag.settings import LlmSettings
 from citerag.testing.llm import REPLY, SOURCE, LLMProviderContract
 
 SOURCES = [
@@ -32,7 +32,7 @@ SOURCES = [
 
 
 def _answerer(base_url: str, model: str = "fake-model") -> LLMAnswerer:
-    settings = Settings(llm_provider="openai_like", llm_model=model, llm_base_url=base_url)
+    settings = LlmSettings(llm_provider="openai_like", llm_model=model, llm_base_url=base_url)
     answerer = LLMAnswerer.from_settings(settings)
     assert answerer is not None
     return answerer
@@ -85,24 +85,24 @@ def test_closed_port_raises_backend_unavailable_quickly() -> None:
 
 
 def test_no_provider_builds_no_llm() -> None:
-    assert build_llm(Settings(llm_provider="")) is None
+    assert build_llm(LlmSettings(llm_provider="")) is None
 
 
 def test_hosted_provider_without_key_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        build_llm(Settings(llm_provider="openai"), environ={})
+        build_llm(LlmSettings(llm_provider="openai"), environ={})
 
 
 def test_provider_key_is_read_from_its_own_variable() -> None:
-    llm = build_llm(Settings(llm_provider="anthropic"), environ={"ANTHROPIC_API_KEY": "k"})
+    llm = build_llm(LlmSettings(llm_provider="anthropic"), environ={"ANTHROPIC_API_KEY": "k"})
     assert llm is not None and getattr(llm, "model", "").startswith("claude")
 
 
 def test_openai_like_needs_a_base_url_and_a_model() -> None:
     with pytest.raises(ConfigError, match="LLM_BASE_URL"):
-        build_llm(Settings(llm_provider="openai_like", llm_model="m"), environ={})
+        build_llm(LlmSettings(llm_provider="openai_like", llm_model="m"), environ={})
     with pytest.raises(ConfigError, match="LLM_MODEL"):
-        build_llm(Settings(llm_provider="openai_like", llm_base_url="http://127.0.0.1:1/v1"))
+        build_llm(LlmSettings(llm_provider="openai_like", llm_base_url="http://127.0.0.1:1/v1"))
 
 
 def test_wrong_base_path_is_reported_as_a_config_error() -> None:
@@ -117,13 +117,15 @@ def llm_server() -> Iterator[FakeOpenAIServer]:
 
 
 class TestOpenAILikeProvider(LLMProviderContract):
-    def settings_for(self, base_url: str) -> Settings:
-        return Settings(llm_provider="openai_like", llm_model="fake-model", llm_base_url=base_url)
+    def settings_for(self, base_url: str) -> LlmSettings:
+        return LlmSettings(
+            llm_provider="openai_like", llm_model="fake-model", llm_base_url=base_url
+        )
 
 
 class TestOpenAIProvider(LLMProviderContract):
-    def settings_for(self, base_url: str) -> Settings:
-        return Settings(
+    def settings_for(self, base_url: str) -> LlmSettings:
+        return LlmSettings(
             llm_provider="openai", llm_model="gpt-4o-mini", llm_api_key="k", llm_base_url=base_url
         )
 
@@ -140,8 +142,8 @@ class TestAnthropicProvider(LLMProviderContract):
     def _needs_its_own_server(self) -> None:
         skip_without_its_own_server("anthropic", "Anthropic's Messages API")
 
-    def settings_for(self, base_url: str) -> Settings:
-        return Settings(llm_provider="anthropic", llm_api_key="k", llm_base_url=base_url)
+    def settings_for(self, base_url: str) -> LlmSettings:
+        return LlmSettings(llm_provider="anthropic", llm_api_key="k", llm_base_url=base_url)
 
 
 class TestGeminiProvider(LLMProviderContract):
@@ -149,8 +151,8 @@ class TestGeminiProvider(LLMProviderContract):
     def _needs_its_own_server(self) -> None:
         skip_without_its_own_server("gemini", "Google's GenAI API (and takes no base URL)")
 
-    def settings_for(self, base_url: str) -> Settings:
-        return Settings(llm_provider="gemini", llm_api_key="k", llm_base_url=base_url)
+    def settings_for(self, base_url: str) -> LlmSettings:
+        return LlmSettings(llm_provider="gemini", llm_api_key="k", llm_base_url=base_url)
 
 
 class TestOllamaProvider(LLMProviderContract):
@@ -158,8 +160,8 @@ class TestOllamaProvider(LLMProviderContract):
     def _needs_its_own_server(self) -> None:
         skip_without_its_own_server("ollama", "Ollama's /api/chat")
 
-    def settings_for(self, base_url: str) -> Settings:
-        return Settings(llm_provider="ollama", llm_model="llama3", llm_base_url=base_url)
+    def settings_for(self, base_url: str) -> LlmSettings:
+        return LlmSettings(llm_provider="ollama", llm_model="llama3", llm_base_url=base_url)
 
 
 def test_every_provider_has_a_contract_class() -> None:

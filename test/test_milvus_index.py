@@ -146,11 +146,11 @@ def test_unreachable_server_raises_backend_unavailable_naming_the_uri() -> None:
 
 def test_factory_opens_milvus_lite_in_the_storage_folder(tmp_path: Path) -> None:
     settings = Settings(storage_dir=tmp_path / "fresh" / "storage")
-    index = open_vector_index(settings)
+    index = open_vector_index(settings.storage)
     try:
         index.insert("main", rows_for("d1", unit_vectors(3)))
         assert index.count("main") == 3
-        assert settings.milvus_lite_path.exists()
+        assert settings.storage.milvus_lite_path.exists()
     finally:
         index.close()
 

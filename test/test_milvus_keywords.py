@@ -71,11 +71,11 @@ def test_the_factory_opens_milvus_bm25_when_asked_and_bm25s_on_lite_for_auto(
     milvus: MilvusIndex, tmp_path: Path
 ) -> None:
     settings = Settings(storage_dir=tmp_path / "storage", keyword_backend="milvus")
-    assert isinstance(open_keyword_index(settings, milvus), MilvusKeywordIndex)
+    assert isinstance(open_keyword_index(settings.storage, milvus), MilvusKeywordIndex)
     auto = Settings(storage_dir=tmp_path / "storage", keyword_backend="auto")
-    assert isinstance(open_keyword_index(auto, milvus), BM25FilesIndex)
+    assert isinstance(open_keyword_index(auto.storage, milvus), BM25FilesIndex)
     with pytest.raises(ConfigError, match="keyword_backend"):
-        open_keyword_index(settings, None)
+        open_keyword_index(settings.storage, None)
 
 
 def test_search_finds_chunks_of_the_kind_asked_best_first(keywords: MilvusKeywordIndex) -> None:
@@ -217,6 +217,6 @@ def test_a_milvus_2_3_server_is_refused_in_one_sentence(
         assert milvus_server_uri in str(raised.value)
         assert str(raised.value).count(". ") == 0
         settings = Settings(storage_dir=tmp_path, keyword_backend="auto")
-        assert isinstance(open_keyword_index(settings, index), BM25FilesIndex)
+        assert isinstance(open_keyword_index(settings.storage, index), BM25FilesIndex)
     finally:
         index.close()

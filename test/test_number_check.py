@@ -111,7 +111,7 @@ def _llm_answer(reply: str) -> AnswerResult:
         settings = Settings(
             llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
         )
-        answerer = LLMAnswerer.from_settings(settings)
+        answerer = LLMAnswerer.from_settings(settings.llm)
         engine = CitedQueryEngine(_FixedRetriever(), synthesizer=CitedSynthesizer(answerer))
         response = engine.query(QueryBundle(QUESTION))
     return with_number_check(QUESTION, answer_from_response(response))  # type: ignore[arg-type]

@@ -296,9 +296,9 @@ def test_the_background_parse_tells_which_page_ocr_reads(tmp_path: Path) -> None
     finally:
         prefetch.close()
     assert told and all(1 <= page <= 12 and total == 12 for page, _read, total in told)
-    parsed = load_cached(settings.parse_cache_dir, inspect_pdf(scan).sha256, "pymupdf")
+    parsed = load_cached(settings.storage.parse_cache_dir, inspect_pdf(scan).sha256, "pymupdf")
     assert parsed is not None and parsed.ocr_languages == "eng"
-    assert not list(settings.parse_cache_dir.glob("*progress*"))  # nothing left behind
+    assert not list(settings.storage.parse_cache_dir.glob("*progress*"))  # nothing left behind
 
 
 def test_ocr_languages_come_from_the_environment_and_are_checked() -> None:
@@ -306,9 +306,9 @@ def test_ocr_languages_come_from_the_environment_and_are_checked() -> None:
     from citerag.errors import ConfigError
     from citerag.settings import settings_from_config
 
-    assert settings_from_config(config, environ={}).ocr_languages == "eng"
+    assert settings_from_config(config, environ={}).parse.ocr_languages == "eng"
     chosen = settings_from_config(config, environ={"OCR_LANGUAGES": "eng+deu"})
-    assert chosen.ocr_languages == "eng+deu" and not chosen.ocr_pictures
-    assert settings_from_config(config, environ={"RAG_OCR_PICTURES": "true"}).ocr_pictures
+    assert chosen.parse.ocr_languages == "eng+deu" and not chosen.parse.ocr_pictures
+    assert settings_from_config(config, environ={"RAG_OCR_PICTURES": "true"}).parse.ocr_pictures
     with pytest.raises(ConfigError, match="Tesseract language codes joined by"):
         settings_from_config(config, environ={"OCR_LANGUAGES": "eng; rm -rf /"})

@@ -30,7 +30,7 @@ def plan_with(replies: list[str], question: str = SEED) -> tuple[list[tuple[str,
         settings = Settings(
             llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
         )
-        llm = build_llm(settings)
+        llm = build_llm(settings.llm)
         assert llm is not None
         generator = RobustLLMQuestionGenerator(llm)
         plan = generator.generate(TOOLS, QueryBundle(question))
@@ -48,7 +48,7 @@ def test_valid_sub_questions_are_used_and_the_prompt_lists_the_tools() -> None:
         settings = Settings(
             llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
         )
-        llm = build_llm(settings)
+        llm = build_llm(settings.llm)
         assert llm is not None
         plan = RobustLLMQuestionGenerator(llm).generate(TOOLS, QueryBundle(SEED))
     assert [(p.sub_question, p.tool_name) for p in plan] == [
@@ -67,7 +67,7 @@ def test_planning_tokens_are_counted() -> None:
         settings = Settings(
             llm_provider="openai_like", llm_model="fake", llm_base_url=server.base_url
         )
-        llm = build_llm(settings)
+        llm = build_llm(settings.llm)
         assert llm is not None
         generator = RobustLLMQuestionGenerator(llm)
         generator.generate(TOOLS, QueryBundle("Who founded YC?"))

@@ -17,16 +17,14 @@ import config
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import ConfigError
 from citerag.nodes import PAGE_LABEL
-from citerag.query.query_factory import retrieval_settings
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.doc_state import PLACE_KEYS, Place
-from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.fusion import Ranking
-from citerag.retrieve.hybrid import HybridRanking, HybridRetriever, RetrievalSettings
+from citerag.retrieve.hybrid import HybridRanking, HybridRetriever
 from citerag.retrieve.page_evidence import PageKey
 from citerag.retrieve.ranker_set import BUILT_IN, ranker_classes
 from citerag.retrieve.rankers import RankContext, Ranker, Stage, register_ranker, unregister_ranker
-from citerag.settings import settings_from_config
+from citerag.settings import RetrievalSettings, settings_from_config
 
 PLACES = {
     "other-1": place("other", 1),
@@ -125,8 +123,8 @@ EVIDENCE = {"entities", "years", "quotes", "topics"}
     ("name", "by_weight", "unread"),
     [  # unread: the rankings that do not read the fused order the disabled one moves
         ("best_sentence", {"sentence_weight": 0.0}, {"dense", "keyword"}),
-        ("years", {"evidence": EvidenceWeights(years=0.0)}, {"dense", "keyword", *EVIDENCE}),
-        ("entities", {"evidence": EvidenceWeights(entities=0.0)}, {"dense", "keyword", *EVIDENCE}),
+        ("years", {"evidence_years": 0.0}, {"dense", "keyword", *EVIDENCE}),
+        ("entities", {"evidence_entities": 0.0}, {"dense", "keyword", *EVIDENCE}),
     ],
 )
 def test_disabling_a_built_in_ranker_is_its_weight_at_zero_and_changes_nothing_else(
@@ -134,7 +132,7 @@ def test_disabling_a_built_in_ranker_is_its_weight_at_zero_and_changes_nothing_e
 ) -> None:
     default = ranked(RetrievalSettings())
     disabled = ranked(RetrievalSettings(disabled_rankers=(name,)))
-    assert disabled == ranked(dataclasses.replace(RetrievalSettings(), **by_weight))  # type: ignore[arg-type]
+    assert disabled == ranked(RetrievalSettings(**by_weight))  # type: ignore[arg-type]
     assert name in default.rankings and name not in disabled.rankings
     # Every other ranking of its stage and the stages before is what it was; what reads the
     # fused order after it (a later stage) follows the order.
@@ -160,9 +158,9 @@ def test_an_unknown_ranker_name_is_a_sentence_listing_the_names() -> None:
 def test_the_environment_disables_rankers_by_comma_separated_names() -> None:
     environ = {"DISABLED_RANKERS": "years, best_sentence,"}
     settings = settings_from_config(config, environ=environ)
-    assert settings.disabled_rankers == ("years", "best_sentence")
-    assert retrieval_settings(settings).disabled_rankers == ("years", "best_sentence")
-    assert settings.with_overrides(disabled_rankers=("quotes",)).disabled_rankers == ("quotes",)
+    assert settings.retrieval.disabled_rankers == ("years", "best_sentence")
+    overridden = settings.with_overrides(disabled_rankers=("quotes",))
+    assert overridden.retrieval.disabled_rankers == ("quotes",)
 
 
 def test_questions_leave_the_snapshot_as_it_was_made() -> None:

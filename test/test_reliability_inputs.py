@@ -262,10 +262,10 @@ def test_a_uri_that_is_not_one_is_a_config_sentence(variable: str, value: str, w
 def test_valid_uris_pass_and_a_lite_file_may_come_from_config() -> None:
     for uri in ("http://127.0.0.1:19530", "https://user:pw@cloud.example:443", "grpc://h:1"):
         check_milvus_environment({"MILVUS_URI": uri})
-        assert Settings(milvus_uri=uri).milvus_uri == uri
-    assert Settings(milvus_uri="/data/milvus.db").milvus_uri == "/data/milvus.db"
+        assert Settings(milvus_uri=uri).storage.milvus_uri == uri
+    assert Settings(milvus_uri="/data/milvus.db").storage.milvus_uri == "/data/milvus.db"
     for uri in ("mongodb://a:1,b:2/?replicaSet=rs", "mongodb+srv://u:p@cluster.example"):
-        assert Settings(mongodb_uri=uri).mongodb_uri == uri
+        assert Settings(mongodb_uri=uri).storage.mongodb_uri == uri
     from citerag.store.mongo_docstore import MongoDocStore
 
     with pytest.raises(ConfigError, match=r"'mongodb://u:\*\*\*@h:99999' cannot be used"):
@@ -427,8 +427,9 @@ def test_misspelled_settings_are_named_with_the_nearest_known_one() -> None:
         "RAG_RERANKER?",
         "llm_model (from .env) is not a setting citerag reads and is ignored; did you mean "
         "LLM_MODEL?",
-        "RAG_NOTHING (from .env) is not a setting citerag reads and is ignored; the settings are "
-        "listed in citerag/settings.py (ENV_OVERRIDES).",
+        "RAG_NOTHING (from .env) is not a setting citerag reads and is ignored; the variables "
+        "are listed in README.md (Configuration) and declared on the fields of "
+        "citerag/settings/groups.py.",
     ]
     assert unknown_variable_warnings(["OPENAI_API_BASE", "OPENAI_API_KEY", "HF_TOKEN"]) == []
 

@@ -88,7 +88,7 @@ def _drop_rows(stored: Stored, embedder: Embedder) -> None:
 
 
 def _delete_from_docstore(stored: Stored, sql: str, rows: list[tuple[str, ...]]) -> None:
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    docstore = SQLiteDocStore(stored.settings.storage.sqlite_path)
     with docstore._transaction() as conn:
         conn.executemany(sql, rows)
     docstore.close()
@@ -147,7 +147,7 @@ def test_without_a_parse_cache_the_docstore_chunks_rebuild_the_rows(
     stored: Stored, embedder: Embedder
 ) -> None:
     """The embed and store steps run on the docstore's chunks, figure descriptions included."""
-    for cached in stored.settings.parse_cache_dir.glob("*.json"):
+    for cached in stored.settings.storage.parse_cache_dir.glob("*.json"):
         cached.unlink()
     _drop_rows(stored, embedder)
     done = _assert_whole_again(stored, embedder)

@@ -641,5 +641,5 @@ def test_a_background_parse_lands_in_the_parse_cache(tmp_path: Path) -> None:
         prefetch.wait(broken)  # its failure is left for the ingest in line to report
     finally:
         prefetch.close()
-    cached = cache_path(settings.parse_cache_dir, inspect_pdf(pdf).sha256, "pymupdf")
+    cached = cache_path(settings.storage.parse_cache_dir, inspect_pdf(pdf).sha256, "pymupdf")
     assert cached.is_file()

@@ -57,7 +57,7 @@ def stored(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -
         engine.close()
     assert len(chunks) >= 6
     yield Stored(settings, collection, outcome.doc_id, chunks, sentences)
-    if settings.milvus_uri:
+    if settings.storage.milvus_uri:
         cleanup = Engine(settings, embedder=embedder)
         cleanup.vectors.drop_collection(collection)  # type: ignore[attr-defined]
         cleanup.close()
@@ -99,19 +99,21 @@ def test_dropped_milvus_rows_are_rebuilt_from_the_docstore(
 def test_dropped_docstore_records_are_rebuilt_from_the_parse_cache(
     stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    card = SQLiteDocStore(stored.settings.sqlite_path).get_cards(stored.collection)[stored.doc_id]
+    card = SQLiteDocStore(stored.settings.storage.sqlite_path).get_cards(stored.collection)[
+        stored.doc_id
+    ]
     drop_records(stored, "documents", "chunks", "cards")
     log = reopen_and_check(stored, embedder, caplog)
     assert f"restored {len(stored.chunks)} docstore chunks from the parse cache" in log
     assert "restored the document record" in log
-    restored = SQLiteDocStore(stored.settings.sqlite_path).get_cards(stored.collection)
+    restored = SQLiteDocStore(stored.settings.storage.sqlite_path).get_cards(stored.collection)
     assert restored[stored.doc_id]["kind"] == card["kind"]  # the card came back with it
     assert "Milvus rows" not in log  # the surviving vectors were kept, not rebuilt
     assert "embedded" not in log  # the sentence vectors survived: nothing embedded again
 
 
 def drop_records(stored: Stored, *tables: str) -> None:
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    docstore = SQLiteDocStore(stored.settings.storage.sqlite_path)
     with docstore._transaction() as conn:
         for table in tables:
             conn.execute(
@@ -125,7 +127,7 @@ def test_half_a_document_deleted_on_both_sides_is_restored(
     stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     half = sorted(stored.chunks)[: len(stored.chunks) // 2]
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    docstore = SQLiteDocStore(stored.settings.storage.sqlite_path)
     with docstore._transaction() as conn:
         conn.executemany(
             "DELETE FROM chunks WHERE collection = ? AND id = ?",
@@ -149,13 +151,13 @@ def test_rows_whose_text_cannot_be_restored(
 ) -> None:
     """No docstore chunks and no parse cache: the rows go when the docstore holds other documents
     of the collection (a loss), and are kept when it holds none (likely the wrong docstore)."""
-    docstore = SQLiteDocStore(stored.settings.sqlite_path)
+    docstore = SQLiteDocStore(stored.settings.storage.sqlite_path)
     docstore.delete_document(stored.collection, stored.doc_id)
     if docstore_knows_the_collection:
         other = DocumentRecord("other", "other.pdf", stored.collection, 1, "pymupdf", "pending")
         docstore.put_document(other)
     docstore.close()
-    for cached in stored.settings.parse_cache_dir.glob("*.json"):
+    for cached in stored.settings.storage.parse_cache_dir.glob("*.json"):
         cached.unlink()
     engine = Engine(stored.settings, embedder=embedder)
     try:

@@ -129,7 +129,7 @@ def test_with_an_llm_the_plan_and_the_answer_come_from_it(engine: Engine) -> Non
     saved = factory.answerer
     with running_server(replies) as server:
         settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=server.base_url)
-        llm = build_llm(settings)
+        llm = build_llm(settings.llm)
         assert llm is not None
         factory.answerer = LLMAnswerer(llm)
         try:

@@ -240,7 +240,7 @@ def test_pipeline_without_files_and_with_broken_trees() -> None:
 
 def _llm_chat(base_url: str) -> Chat:
     settings = Settings(llm_provider="openai_like", llm_model="m", llm_base_url=base_url)
-    answerer = LLMAnswerer.from_settings(settings)
+    answerer = LLMAnswerer.from_settings(settings.llm)
     assert answerer is not None
     return answerer.chat
 

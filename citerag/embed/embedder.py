@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import platform
 import sys
 import threading
@@ -99,7 +98,6 @@ class Embedder:
                 f"Embedding model folder {path} does not exist; set EMBEDDING_MODEL to a local "
                 "SentenceTransformer folder (weights are never downloaded at run time)."
             )
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         backend = self.backend
         log.info("loading embedding model from %s (%s)", path, backend)
         if backend != "torch":
@@ -111,7 +109,8 @@ class Embedder:
             return load_onnx_model(path, self._cache_dir, quantized=backend == "onnx-int8")
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(str(path), device=_device())
+        # A local folder only: the hub is never asked (main.py also sets HF_HUB_OFFLINE).
+        return SentenceTransformer(str(path), device=_device(), local_files_only=True)
 
     @cached_property
     def backend(self) -> str:

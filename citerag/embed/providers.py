@@ -22,7 +22,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from citerag.embed.embedder import Embedder
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.extras import require
-from citerag.settings import Settings
+from citerag.settings import EmbeddingSettings
 
 log = logging.getLogger(__name__)
 DEFAULT_HOSTED_MODELS = {"openai": "text-embedding-3-small", "ollama": "nomic-embed-text"}
@@ -115,7 +115,9 @@ def normalized(raw: object, expected_rows: int, model_id: str) -> np.ndarray:
     return np.asarray(vectors / norms, dtype=np.float32)
 
 
-def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None) -> Embedder:
+def build_embedder(
+    settings: EmbeddingSettings, environ: Mapping[str, str] | None = None
+) -> Embedder:
     """The embedder `EMBEDDING_PROVIDER` names: local (a SentenceTransformer folder, MiniLM by
     default) or hosted (OpenAI, Ollama) through LlamaIndex."""
     provider = settings.embedding_provider
@@ -132,7 +134,7 @@ def build_embedder(settings: Settings, environ: Mapping[str, str] | None = None)
     return HostedEmbedder(embedding, f"{provider}:{model}", endpoint)
 
 
-def _openai_key(settings: Settings, env: Mapping[str, str]) -> str:
+def _openai_key(settings: EmbeddingSettings, env: Mapping[str, str]) -> str:
     key = settings.embedding_api_key or env.get("OPENAI_API_KEY", "")
     if not key:
         raise ConfigError(

@@ -112,17 +112,19 @@ def clean_description(reply: str) -> str | None:
 def describer_for(settings: Settings) -> FigureDescriber | None:
     """The vision model when `VISION_MODEL` and an LLM provider are set; None (with one log
     line) otherwise."""
-    if not settings.vision_model or not settings.llm_provider:
+    if not settings.llm.vision_model or not settings.llm.llm_provider:
         log.info("figures: no vision model configured (set VISION_MODEL); captions only")
         return None
     try:
-        llm = build_llm(settings.with_overrides(llm_model=settings.vision_model))
+        llm = build_llm(settings.llm.with_overrides(llm_model=settings.llm.vision_model))
     except RagError as error:
         log.warning("figures: the vision model cannot be set up (%s); captions only", error)
         return None
     if llm is None:
         return None
-    return FigureDescriber(llm, settings.vision_model, settings.storage_dir / FIGURE_CACHE)
+    return FigureDescriber(
+        llm, settings.llm.vision_model, settings.storage.storage_dir / FIGURE_CACHE
+    )
 
 
 def figure_nodes(

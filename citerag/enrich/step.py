@@ -29,14 +29,12 @@ from citerag.enrich.langextract_cache import (
     langextract_model,
 )
 from citerag.enrich.rules import RulesExtractor
-from citerag.errors import ConfigError
 from citerag.llm.connection import connection_of
 from citerag.nodes import block_type_of, label_of, table_context_of
 from citerag.settings import Settings
 from citerag.text.dates import years
 
 log = logging.getLogger(__name__)
-METADATA_CHOICES = ("none", "entity", "langextract", "both")
 DEFAULT_ENTITY_LABELS = ("person", "organization", "place", "product", "date")
 
 
@@ -91,11 +89,8 @@ def _store(chunk: TextNode, found: dict[str, list[str]], by: str) -> None:
 
 
 def build_enricher(settings: Settings, schema: SemanticSchema | None = None) -> Enricher:
-    """The enricher `settings.metadata` asks for, with what this machine has; reasons logged."""
-    method = settings.metadata
-    if method not in METADATA_CHOICES:
-        shown = ", ".join(repr(m) for m in METADATA_CHOICES)
-        raise ConfigError(f"metadata is {method!r}; choose one of {shown} in config.py.")
+    """The enricher `metadata` asks for, with what this machine has; reasons logged."""
+    method = settings.ingest.metadata
     enricher = Enricher(method)
     if method in ("entity", "both"):
         enricher.gliner_source = _gliner_source(settings, schema)
@@ -108,7 +103,7 @@ def build_enricher(settings: Settings, schema: SemanticSchema | None = None) -> 
 def _gliner_source(
     settings: Settings, schema: SemanticSchema | None
 ) -> tuple[str, tuple[str, ...]] | None:
-    where, why = find_gliner(settings.gliner_model)
+    where, why = find_gliner(settings.ingest.gliner_model)
     if where is None:
         log.info("GLiNER: %s; using the rules extractor", why)
         return None
@@ -118,19 +113,20 @@ def _gliner_source(
 
 
 def _langextract(settings: Settings, schema: SemanticSchema | None) -> CachedLangExtract | None:
-    if not settings.llm_provider:
+    if not settings.llm.llm_provider:
         log.warning(
-            "metadata %r needs an LLM; set LLM_PROVIDER (LangExtract skipped)", settings.metadata
+            "metadata %r needs an LLM; set LLM_PROVIDER (LangExtract skipped)",
+            settings.ingest.metadata,
         )
         return None
     if schema is None:
         log.warning("no extraction schema for this collection; LangExtract skipped")
         return None
-    connection = connection_of(settings, os.environ)
+    connection = connection_of(settings.llm, os.environ)
     model = langextract_model(
-        connection.provider, connection.model, connection.api_key, settings.llm_base_url
+        connection.provider, connection.model, connection.api_key, settings.llm.llm_base_url
     )
     if model is None:
         return None
-    cache = Path(settings.storage_dir) / "langextract_cache"
+    cache = Path(settings.storage.storage_dir) / "langextract_cache"
     return CachedLangExtract(langextract_call(schema, model), schema, cache)

@@ -188,13 +188,15 @@ class Ingestor:
     def _card_reader(self) -> LLMCardReader | None:
         """With an LLM configured, cards are read by it too (cached under the storage folder)."""
         try:
-            chat = LLMChat.from_settings(self._settings)
+            chat = LLMChat.from_settings(self._settings.llm)
         except RagError as error:
             log.warning("document cards are read by rules only: %s", error)
             return None
         if chat is None:
             return None
-        return LLMCardReader(chat.chat, chat.model, CardCache(self._settings.storage_dir / CARDS))
+        return LLMCardReader(
+            chat.chat, chat.model, CardCache(self._settings.storage.storage_dir / CARDS)
+        )
 
     @cached_property
     def steps(self) -> IngestSteps:
@@ -227,7 +229,7 @@ class Ingestor:
     def _ingest(self, path: Path, collection: str, progress: Progress | None) -> IngestOutcome:
         started = time.perf_counter()
         clock = StageClock(progress)
-        info = inspect_pdf(path, self._settings.ocr_languages)
+        info = inspect_pdf(path, self._settings.parse.ocr_languages)
         doc_id = self.steps.key(info.sha256)
         existing = self._docstore.get_document(collection, doc_id)
         status: IngestStatus = "ingested"
@@ -263,11 +265,11 @@ class Ingestor:
     def _unread_before(self, info: PdfInfo) -> bool:
         """Whether the stored parse left scanned pages unread that an engine here now reads
         (the document's id is the same: its bytes and settings did not change)."""
-        if not info.scanned_pages or self._settings.parser != "pymupdf":
+        if not info.scanned_pages or self._settings.parse.parser != "pymupdf":
             return False
-        if missing_engine(self._settings.ocr_languages) is not None:
+        if missing_engine(self._settings.parse.ocr_languages) is not None:
             return False
-        cached = load_cached(self._settings.parse_cache_dir, info.sha256, "pymupdf")
+        cached = load_cached(self._settings.storage.parse_cache_dir, info.sha256, "pymupdf")
         return cached is not None and bool(cached.unread_pages)
 
     def _remove_older_versions(self, collection: str, name: str, doc_id: str) -> bool:

@@ -67,7 +67,7 @@ POLL_S = 0.5  # how often `wait` looks at the background parse's page
 
 def parse_into_cache(path: Path, settings: Settings) -> None:
     """Parse `path` under `settings` into the parse cache (run in the background process)."""
-    info = inspect_pdf(path, settings.ocr_languages)
+    info = inspect_pdf(path, settings.parse.ocr_languages)
     where = _progress_file(settings, path)
 
     def tell(page: int, read: int, total: int) -> None:
@@ -77,10 +77,10 @@ def parse_into_cache(path: Path, settings: Settings) -> None:
         parse_document(
             path,
             info.sha256,
-            settings.parser,
-            settings.parse_cache_dir,
-            settings.mineru_tier,
-            ocr=OcrOptions.of(settings),
+            settings.parse.parser,
+            settings.storage.parse_cache_dir,
+            settings.parse.mineru_tier,
+            ocr=OcrOptions.of(settings.parse),
             progress=tell,
         )
     finally:
@@ -89,7 +89,7 @@ def parse_into_cache(path: Path, settings: Settings) -> None:
 
 def _progress_file(settings: Settings, path: Path) -> Path:
     name = hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    return settings.parse_cache_dir / f"{name}.ocr-progress.json"
+    return settings.storage.parse_cache_dir / f"{name}.ocr-progress.json"
 
 
 def _read_progress(where: Path) -> tuple[int, int, int] | None:

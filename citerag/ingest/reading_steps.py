@@ -52,7 +52,7 @@ def ocr_progress(progress: Progress | None) -> PageProgress | None:
 
 def parse_tier(settings: Settings) -> str:
     """The MinerU tier a parse is cached under ("" for other parsers)."""
-    return settings.mineru_tier if settings.parser == "mineru" else ""
+    return settings.parse.mineru_tier if settings.parse.parser == "mineru" else ""
 
 
 class ParseStep(IngestStep):
@@ -66,9 +66,12 @@ class ParseStep(IngestStep):
 
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
-        shaping: Fingerprint = {"parser": settings.parser, "mineru_tier": parse_tier(settings)}
-        if settings.ocr_pictures:  # parse.picture_text: pictures' words on text pages
-            shaping["ocr_pictures"] = settings.ocr_languages
+        shaping: Fingerprint = {
+            "parser": settings.parse.parser,
+            "mineru_tier": parse_tier(settings),
+        }
+        if settings.parse.ocr_pictures:  # parse.picture_text: pictures' words on text pages
+            shaping["ocr_pictures"] = settings.parse.ocr_languages
         return shaping
 
     def run(self, document: DocumentRun) -> None:
@@ -84,20 +87,22 @@ class ParseStep(IngestStep):
         parsed = parse_document(
             document.pdf,
             document.sha256,
-            settings.parser,
-            settings.parse_cache_dir,
-            mineru_tier=settings.mineru_tier,
-            ocr=OcrOptions.of(settings),
+            settings.parse.parser,
+            settings.storage.parse_cache_dir,
+            mineru_tier=settings.parse.mineru_tier,
+            ocr=OcrOptions.of(settings.parse),
             progress=told,
         )
         if parsed.unread_pages:
-            log.warning(unread_warning(parsed.name, parsed.unread_pages, settings.ocr_languages))
+            log.warning(
+                unread_warning(parsed.name, parsed.unread_pages, settings.parse.ocr_languages)
+            )
         return parsed
 
     def _cached(self, sha256: str) -> ParsedDocument:
         """The parse `parse_document` would find: MinerU's under its tier, else PyMuPDF's (what
         a MinerU ingest falls back to when MinerU cannot read the file)."""
-        folder, parser = self._settings.parse_cache_dir, self._settings.parser
+        folder, parser = self._settings.storage.parse_cache_dir, self._settings.parse.parser
         tiers = [(parser, parse_tier(self._settings))] if parser != "pymupdf" else []
         for variant, tier in [*tiers, ("pymupdf", "")]:
             cached = load_cached(folder, sha256, variant, tier)
@@ -115,14 +120,16 @@ class ChunkStep(IngestStep):
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
         return {
-            "chunk_size": settings.chunk_size,
-            "chunk_overlap": settings.chunk_overlap,
+            "chunk_size": settings.ingest.chunk_size,
+            "chunk_overlap": settings.ingest.chunk_overlap,
             "format": CHUNK_FORMAT,
         }
 
     def run(self, document: DocumentRun) -> None:
         settings = self._settings
-        chunks = chunk_document(document.document, settings.chunk_size, settings.chunk_overlap)
+        chunks = chunk_document(
+            document.document, settings.ingest.chunk_size, settings.ingest.chunk_overlap
+        )
         if not chunks:
             raise InputError(
                 f"{document.name} contains no text to index; check that it is not blank."
@@ -141,8 +148,8 @@ class DescribeFiguresStep(IngestStep):
 
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
-        if settings.vision_model and settings.llm_provider:
-            return {"vision_model": settings.vision_model}
+        if settings.llm.vision_model and settings.llm.llm_provider:
+            return {"vision_model": settings.llm.vision_model}
         return {}
 
     def run(self, document: DocumentRun) -> None:
@@ -178,7 +185,7 @@ class EnrichStep(IngestStep):
 
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
-        return {"metadata": settings.metadata}
+        return {"metadata": settings.ingest.metadata}
 
     def run(self, document: DocumentRun) -> None:
         self._enricher.enrich(document.chunks)

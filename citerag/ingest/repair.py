@@ -176,7 +176,7 @@ class SplitBrainRepairer:
     def _cached_file(self, doc_id: str) -> str | None:
         """The hash of the file whose cached parse is this document (the parse step picks
         which of its cached parses to read)."""
-        folder = self._settings.parse_cache_dir
+        folder = self._settings.storage.parse_cache_dir
         if not folder.is_dir():
             return None
         hashes = dict.fromkeys(sha256 for sha256, _, _ in cached_entries(folder))

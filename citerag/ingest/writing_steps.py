@@ -43,12 +43,12 @@ class EmbedStep(IngestStep):
 
     @classmethod
     def fingerprint(cls, settings: Settings) -> Fingerprint:
-        shaping: Fingerprint = {"embedding_model": settings.embedding_model}
+        shaping: Fingerprint = {"embedding_model": settings.embedding.embedding_model}
         # Float32 ONNX gives PyTorch's vectors; only int8 moves them (the packed graph's
         # per-column int8, embed.packed).
-        if settings.embedding_backend == "onnx-int8":
+        if settings.embedding.embedding_backend == "onnx-int8":
             shaping["embedding_backend"] = "int8-packed"
-        if settings.sentence_vectors == "pooled":
+        if settings.embedding.sentence_vectors == "pooled":
             shaping["sentence_vectors"] = "pooled"
         return shaping
 
@@ -61,7 +61,7 @@ class EmbedStep(IngestStep):
             document.row_vectors = chunk_vectors(self._embedder, document.rows, document.sentences)
 
     def _embed_all(self, document: DocumentRun) -> None:
-        mode = self._settings.sentence_vectors
+        mode = self._settings.embedding.sentence_vectors
         sentences, heads = document_vectors(
             self._embedder, document.chunks, document.document, mode
         )
@@ -70,7 +70,7 @@ class EmbedStep(IngestStep):
         document.rows = list(document.chunks)
 
     def _embed_lost(self, document: DocumentRun, stored: StoredDocument) -> None:
-        mode = self._settings.sentence_vectors
+        mode = self._settings.embedding.sentence_vectors
         kept = stored.sentence_vectors([c.node_id for c in document.chunks])
         lost = [c for c in document.chunks if c.node_id not in kept]
         embedded = sentence_vectors(self._embedder, lost, mode) if lost else {}
@@ -180,7 +180,7 @@ def _ready_record(
         name=parsed.name if parsed else doc_name_of(first),
         collection=collection,
         pages=len(parsed.pages) if parsed else max(page_of(c) for c in chunks),
-        parser=parsed.parser if parsed else settings.parser,
+        parser=parsed.parser if parsed else settings.parse.parser,
         status="ready",
         created_at=time.time(),
     )

@@ -13,7 +13,7 @@ from llama_index.core.llms import LLM
 
 from citerag.errors import BackendUnavailable, ConfigError, LLMResponseError
 from citerag.extras import require
-from citerag.settings import Settings
+from citerag.settings import LlmSettings
 
 MAX_RETRIES = 1
 TEMPERATURE = 0.1
@@ -57,7 +57,7 @@ class LLMProvider(Protocol):
     def __call__(self, connection: LLMConnection, /) -> LLM: ...
 
 
-def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> LLM | None:
+def build_llm(settings: LlmSettings, environ: Mapping[str, str] | None = None) -> LLM | None:
     """The LlamaIndex LLM that `settings` names, or None when no provider is configured."""
     if not settings.llm_provider:
         return None
@@ -70,7 +70,7 @@ def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> L
         raise _construction_error(error, connection) from error
 
 
-def endpoint_of(settings: Settings) -> str:
+def endpoint_of(settings: LlmSettings) -> str:
     """Where the configured LLM is reached, for error messages."""
     return settings.llm_base_url or DEFAULT_ENDPOINTS.get(settings.llm_provider, "")
 
@@ -96,7 +96,7 @@ def _field(container: Any, name: str) -> Any:
     return getattr(container, name, None)
 
 
-def connection_of(settings: Settings, environ: Mapping[str, str]) -> LLMConnection:
+def connection_of(settings: LlmSettings, environ: Mapping[str, str]) -> LLMConnection:
     provider = settings.llm_provider
     model = settings.llm_model or DEFAULT_MODELS.get(provider, "")
     if not model:
@@ -118,7 +118,7 @@ def connection_of(settings: Settings, environ: Mapping[str, str]) -> LLMConnecti
     )
 
 
-def _api_key(settings: Settings, environ: Mapping[str, str]) -> str:
+def _api_key(settings: LlmSettings, environ: Mapping[str, str]) -> str:
     provider = settings.llm_provider
     if settings.llm_api_key:
         return settings.llm_api_key

@@ -10,7 +10,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageR
 from llama_index.core.llms import LLM
 
 from citerag.llm.connection import build_llm, endpoint_of, tokens_used, translate_error
-from citerag.settings import Settings
+from citerag.settings import LlmSettings
 
 Chat = Callable[[list[tuple[str, str]]], str]  # [(role, content)] -> reply text
 
@@ -31,7 +31,7 @@ class LLMChat:
         self._endpoint = endpoint or "the configured LLM endpoint"
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Self | None:
+    def from_settings(cls, settings: LlmSettings) -> Self | None:
         """The configured LLM, or None when no provider is configured."""
         llm = build_llm(settings)
         if llm is None:

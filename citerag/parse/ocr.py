@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import pymupdf
 
-from citerag.settings import DEFAULT_OCR_LANGUAGES, Settings
+from citerag.settings import DEFAULT_OCR_LANGUAGES, ParseSettings
 from citerag.types import BBox, Block
 
 NEARLY_EMPTY_CHARS = 40  # a text layer this short ("19", "Page 3") does not make a page text
@@ -58,7 +58,7 @@ class OcrOptions:
     pictures: bool = False  # pictures on text pages too (`parse.picture_text`)
 
     @classmethod
-    def of(cls, settings: Settings) -> OcrOptions:
+    def of(cls, settings: ParseSettings) -> OcrOptions:
         return cls(settings.ocr_languages, settings.ocr_pictures)
 
 

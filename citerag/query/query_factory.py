@@ -20,8 +20,7 @@ from citerag.embed.embedder import Embedder
 from citerag.errors import ModelUnavailable
 from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.evidence import EvidenceWeights
-from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
+from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.postprocessors import (
     HighlightPostprocessor,
     SentenceVectors,
@@ -35,7 +34,7 @@ from citerag.retrieve.rerank import (
     Scorer,
     find_colbert_checkpoint,
 )
-from citerag.settings import Settings
+from citerag.settings import LlmSettings, RetrievalSettings, Settings
 from citerag.store.base import DocStore, VectorIndex
 from citerag.tools.retriever import ListFilteredRetriever, ListFilters
 
@@ -52,11 +51,11 @@ LOCAL_DEFAULT_RERANKER = "none"
 ScorerFor = Callable[[SentenceVectors], Scorer | None]
 
 
-def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str]:
+def build_scorer(settings: RetrievalSettings, embedder: Embedder) -> tuple[ScorerFor, str]:
     """How to make the rerank scorer the settings ask for (None: keep the fused order) for a
     collection's sentence vectors, and why it was chosen."""
     choice: str = settings.reranker
-    if choice in ("auto", "colbert"):
+    if choice in ("colbert-if-installed", "colbert"):
         checkpoint, reason = find_colbert_checkpoint(settings.colbert_checkpoint)
         if checkpoint:
             colbert = ColbertScorer(checkpoint)
@@ -64,7 +63,7 @@ def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str
         if choice == "colbert":
             raise ModelUnavailable(
                 f"reranker is 'colbert' but {reason}; set COLBERT_CHECKPOINT to a local "
-                "checkpoint folder or choose reranker 'auto'."
+                "checkpoint folder or choose reranker 'colbert-if-installed'."
             )
         choice = LOCAL_DEFAULT_RERANKER
         why = f"{reason}; using the measured local default"
@@ -78,29 +77,10 @@ def build_scorer(settings: Settings, embedder: Embedder) -> tuple[ScorerFor, str
     return (lambda _vectors: None), why
 
 
-def build_answerer(settings: Settings) -> LLMAnswerer | None:
+def build_answerer(settings: LlmSettings) -> LLMAnswerer | None:
     if not settings.llm_provider:
         return None
     return LLMAnswerer.from_settings(settings)
-
-
-def retrieval_settings(settings: Settings) -> RetrievalSettings:
-    return RetrievalSettings(
-        top_k_each=settings.similarity_top_k_fusion,
-        rrf_k=settings.rrf_k,
-        fusion_top_n=settings.fusion_top_n,
-        page_weight=settings.page_weight,
-        filing_keyword_weight=settings.filing_keyword_weight,
-        vocabulary=settings.vocabulary,
-        sentence_weight=settings.sentence_weight,
-        evidence=EvidenceWeights(
-            entities=settings.evidence_entities,
-            years=settings.evidence_years,
-            quotes=settings.evidence_quotes,
-            topics=settings.evidence_topics,
-        ),
-        disabled_rankers=settings.disabled_rankers,
-    )
 
 
 class QueryFactory:
@@ -118,11 +98,13 @@ class QueryFactory:
         self._docstore = docstore
         self._vectors = vectors
         self.embed_model = embed_model
-        self._scorer_for, reason = build_scorer(settings, embedder)
+        self._scorer_for, reason = build_scorer(settings.retrieval, embedder)
         log.info("reranker: %s (%s)", self.reranker_name, reason)
-        self.answerer = build_answerer(settings)
-        log.info("answers: %s", f"LLM {settings.llm_provider}" if self.answerer else "extractive")
-        self.retrieval = retrieval_settings(settings)
+        self.answerer = build_answerer(settings.llm)
+        log.info(
+            "answers: %s", f"LLM {settings.llm.llm_provider}" if self.answerer else "extractive"
+        )
+        self.retrieval = settings.retrieval
         embedder.load()  # once, now, so that no question pays for it
 
     @property
@@ -157,10 +139,10 @@ class QueryFactory:
 
         return SourcePostprocessors(
             reranker=RerankPostprocessor(
-                self._scorer_for(sentence_vectors), top_n=top_k or self.settings.rerank_top_n
+                self._scorer_for(sentence_vectors), top_n=top_k or self.retrieval.rerank_top_n
             ),
             highlighter=HighlightPostprocessor(
-                sentence_vectors, per_node=self.settings.highlights_per_source
+                sentence_vectors, per_node=self.retrieval.highlights_per_source
             ),
         )
 

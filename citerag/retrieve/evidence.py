@@ -34,6 +34,7 @@ from typing import ClassVar
 from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
 from citerag.retrieve.fusion import Ranking, TiedRanking
 from citerag.retrieve.rankers import RankContext, Ranker, Stage
+from citerag.settings import EvidenceWeights
 from citerag.text.dates import years
 from citerag.text.mentions import entity_matcher
 
@@ -46,19 +47,6 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
 MIN_QUOTED_WORDS = 2
 MAX_SHARE = 0.5  # a value carried by more of the chunks (or documents) than this is no evidence
 _NOTHING = TiedRanking(())
-
-
-@dataclass(frozen=True)
-class EvidenceWeights:
-    """Each signal's weight in the chunk fusion (1 counts like the dense ranking; 0: off)."""
-
-    entities: float = 1.0
-    years: float = 1.0
-    quotes: float = 1.0
-    topics: float = 1.0
-
-    def active(self) -> dict[str, float]:
-        return {name: w for name, w in self.__dict__.items() if w > 0}
 
 
 @dataclass(frozen=True)

@@ -38,37 +38,14 @@ from llama_index.core.vector_stores.types import (
 from citerag.domain import DomainVocabulary
 from citerag.nodes import DOC_ID, ROUTED_BY
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.evidence import EvidenceWeights
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
 from citerag.retrieve.ranker_set import active_rankers
 from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.retrieve.routing import NOT_ROUTED, Routing, filled_after, question_asked
 from citerag.retrieve.snapshot_source import SnapshotSource
-from citerag.settings import Settings
+from citerag.settings import RetrievalSettings
 from citerag.store.base import DocStore, VectorIndex, VectorQuery
-
-_DEFAULTS = Settings()
-
-
-@dataclass(frozen=True)
-class RetrievalSettings:
-    top_k_each: int = _DEFAULTS.similarity_top_k_fusion  # from each of BM25 and the vectors
-    rrf_k: int = _DEFAULTS.rrf_k
-    fusion_top_n: int = _DEFAULTS.fusion_top_n
-    page_weight: float = _DEFAULTS.page_weight  # how much a chunk's page evidence adds
-    top_pages: int = 10  # pages whose evidence counts
-    # How much more keyword rankings count when the question uses the domain's words
-    # (a filing's statement names, metrics): the expanded words are precise, embeddings are not.
-    filing_keyword_weight: float = _DEFAULTS.filing_keyword_weight
-    vocabulary: DomainVocabulary = _DEFAULTS.vocabulary  # the article's domain words
-    # The candidates ranked by their one sentence closest to the question (0: off). A chunk's
-    # vector is the mean of its sentences; on a page of short items (steps, table rows,
-    # specifications) that mean matches no question, while one of its sentences does. Not
-    # where the keyword rankings count for more (filing_keyword_weight).
-    sentence_weight: float = _DEFAULTS.sentence_weight
-    evidence: EvidenceWeights = field(default_factory=EvidenceWeights)
-    disabled_rankers: tuple[str, ...] = _DEFAULTS.disabled_rankers  # rankers switched off by name
 
 
 @dataclass

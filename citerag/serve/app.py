@@ -36,7 +36,7 @@ def create_app(
     """The API over `engine` (its owner closes it); PDFs for the viewer come from the uploads
     and from `pdf_folders`; a question that names no collection asks `default_collection`."""
     settings = engine.settings
-    files = FileStore(settings.storage_dir / "uploads")
+    files = FileStore(settings.storage.storage_dir / "uploads")
     state = Served(
         engine=engine,
         settings=settings,
@@ -64,9 +64,9 @@ def create_app(
     app.include_router(documents_router)
     _add_viewer(app)
     app.state.mcp_sessions = mount_mcp(app, state)
-    cap = int(settings.max_upload_mb * 1_048_576) + MULTIPART_SLACK
-    app.add_middleware(BodyLimit, limit=cap, cap_mb=settings.max_upload_mb)
-    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    cap = int(settings.server.max_upload_mb * 1_048_576) + MULTIPART_SLACK
+    app.add_middleware(BodyLimit, limit=cap, cap_mb=settings.server.max_upload_mb)
+    origins = [o.strip() for o in settings.server.cors_origins.split(",") if o.strip()]
     if origins:
         app.add_middleware(
             CORSMiddleware,

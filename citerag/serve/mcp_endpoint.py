@@ -50,7 +50,7 @@ def mount_mcp(app: FastAPI, state: Served) -> Callable[[], AbstractAsyncContextM
     server.streamable_http_app(
         stateless_http=True,
         json_response=True,
-        transport_security=transport_security(state.settings.api_key),
+        transport_security=transport_security(state.settings.server.api_key),
     )
     handler = KeyChecked(server.session_manager.asgi_app, state)
     app.router.routes.append(Route(MCP_PATH, handler, methods=["GET", "POST", "DELETE"]))
@@ -67,7 +67,7 @@ class KeyChecked:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            check_api_key(_given_key(headers), self._state.settings.api_key)
+            check_api_key(_given_key(headers), self._state.settings.server.api_key)
         except ApiError as error:
             await error_response(error.status, error.message)(scope, receive, send)
             return

@@ -132,7 +132,7 @@ class PageSource:
             if key in self._words:
                 self._words.move_to_end(key)
                 return self._words[key]
-        words = page_words(page, self._settings.ocr_languages)
+        words = page_words(page, self._settings.parse.ocr_languages)
         with self._lock:
             self._words[key] = words
             while len(self._words) > CACHED_PAGES:

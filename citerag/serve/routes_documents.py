@@ -33,7 +33,7 @@ async def upload(
     """413 over the size cap, 415 when not a PDF, 422 when unreadable; nothing is kept then."""
     collection = safe_collection(collection)
     name = safe_document_name(multipart_file_name(file.filename or ""))
-    cap = int(state.settings.max_upload_mb * 1_048_576)
+    cap = int(state.settings.server.max_upload_mb * 1_048_576)
     data = await file.read(cap + 1)
     check_upload(data, name, cap)
     job = await state.run(state.uploads.submit, data, name, collection)

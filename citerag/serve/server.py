@@ -46,7 +46,7 @@ def serve(
     check_port_free(host, port)
     engine = Engine(settings, schema=article.schema if article else None)
     app = create_app(engine, pdf_folders, article.collection if article else DEFAULT_COLLECTION)
-    if host not in {"127.0.0.1", "localhost", "::1"} and not settings.api_key:
+    if host not in {"127.0.0.1", "localhost", "::1"} and not settings.server.api_key:
         log.warning("serving on %s without an API key: set RAG_API_KEY to require one", host)
     if article is not None and article.name is not None:
         print(

@@ -103,7 +103,7 @@ def require_key(
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
     header: Annotated[str | None, Security(KEY_HEADER)],
 ) -> None:
-    check_api_key(given_key(bearer, header), served(request).settings.api_key)
+    check_api_key(given_key(bearer, header), served(request).settings.server.api_key)
 
 
 State = Annotated[Served, Depends(served)]

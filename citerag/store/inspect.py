@@ -79,7 +79,7 @@ def format_inspection(data: Inspection) -> str:
     lines = [
         f"Collection {data['collection']!r} (Milvus collection {data['milvusCollection']}) on "
         f"Milvus {caps['kind']} {caps['version']}: vector index {caps['indexType']}, server-side "
-        f"BM25 function {'available' if caps['bm25Function'] else 'not available (bm25s used)'}",
+        f"BM25 function {'available' if caps['bm25Function'] else 'not available (bm25-files)'}",
         "",
         "Fields:",
     ]

@@ -1,9 +1,10 @@
 """The keyword-index seam: BM25 over a collection's chunks and pages, updated per document.
 
-Two backends implement it: bm25s-style files kept per document (the embedded default, and the
-choice for Milvus servers before 2.5) and Milvus's own BM25 function (full-text search on a
-sparse field) where the deployment reports it (Milvus Lite 3.x, servers from 2.5). Adding or
-removing a document touches that document only; nothing rebuilds the whole collection.
+Two backends implement it: the project's BM25 files kept per document (`bm25-files`: the
+embedded default, and the choice for Milvus servers before 2.5) and Milvus's own BM25 function
+(full-text search on a sparse field) where the deployment reports it (Milvus Lite 3.x, servers
+from 2.5). Adding or removing a document touches that document only; nothing rebuilds the
+whole collection.
 
 Both backends see the same tokens (`citerag.text.tokens.tokenize`: lower case, stop words
 out, plurals folded), so a backend whose analyzer has no stemming still ranks stemmed text.

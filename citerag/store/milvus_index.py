@@ -16,12 +16,12 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError
+from citerag.settings import MilvusScheme
 from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
 
-SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 CONNECT_TIMEOUT_S = 5.0
 # A plain query answers at most 16,384 rows (Milvus's query result window); listings page
 # through a query iterator in batches of this many rows instead, so any size is read whole.
@@ -93,10 +93,6 @@ def all_rows(
         rows.close()
 
 
-def is_server_uri(uri: str) -> bool:
-    return uri.startswith(SERVER_SCHEMES)
-
-
 class MilvusIndex:
     """`VectorIndex` over `pymilvus.MilvusClient`.
 
@@ -107,7 +103,7 @@ class MilvusIndex:
 
     def __init__(self, uri: str, token: str = "") -> None:
         self.uri = uri
-        self.is_server = is_server_uri(uri)
+        self.is_server = MilvusScheme.of(uri).is_server
         self._lock = threading.RLock()
         self._read_lock: AbstractContextManager[object] = (
             nullcontext() if self.is_server else self._lock

@@ -78,8 +78,8 @@ class MilvusKeywordIndex:
         if not index.capabilities.bm25_function:
             raise BackendUnavailable(
                 f"Milvus at {index.uri} is version {index.capabilities.version}, which has no "
-                "BM25 function (servers from 2.5 and Milvus Lite 3.x do); use the bm25s keyword "
-                "backend with it or upgrade the server."
+                "BM25 function (servers from 2.5 and Milvus Lite 3.x do); set keyword_backend to "
+                "'bm25-files' with it or upgrade the server."
             )
         self._index = index
         self._client: MilvusClient = index.client

@@ -20,7 +20,7 @@ from citerag.answer.contract import Source
 from citerag.answer.llm_answer import LLMAnswerer
 from citerag.errors import BackendUnavailable
 from citerag.llm.connection import build_llm
-from citerag.settings import Settings
+from citerag.settings import LlmSettings
 
 REPLY = "Revenue grew 24% [1]."
 SOURCE = Source(
@@ -49,7 +49,7 @@ def closed_port() -> int:
 
 
 class LLMProviderContract:
-    def settings_for(self, base_url: str) -> Settings:
+    def settings_for(self, base_url: str) -> LlmSettings:
         raise NotImplementedError("give the provider's settings for a /v1 base URL")
 
     def built(self, base_url: str) -> LLM:

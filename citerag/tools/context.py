@@ -21,7 +21,7 @@ from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.postprocessors import NeighbourExpansion, SourcePostprocessors
 from citerag.settings import Settings
 from citerag.store.base import DocStore
-from citerag.tools.retriever import ListFilteredRetriever, ListFilters
+from citerag.tools.retriever import FilterScope, ListFilteredRetriever, ListFilters
 from citerag.tree.model import DocumentTree
 
 __all__ = ["QueryParts", "ToolContext", "ToolResult", "postprocess"]
@@ -59,7 +59,9 @@ class ToolContext:
     docstore: DocStore
     top_k: int | None = None
     base_filters: MetadataFilters | None = None  # the caller's own (e.g. --pages), on every tool
-    filter_scopes: dict[str, str] = field(default_factory=dict)  # overrides facts.FILTER_SCOPES
+    filter_scopes: dict[str, FilterScope] = field(
+        default_factory=dict
+    )  # overrides facts.FILTER_SCOPES
     _trees: dict[str, DocumentTree | None] = field(default_factory=dict)
 
     @property
@@ -90,7 +92,7 @@ class ToolContext:
     @property
     def budget(self) -> int:
         """The most sources an answer may carry: `top_k`, else the configured default."""
-        return int(self.top_k or self.factory.settings.rerank_top_n)
+        return int(self.top_k or self.factory.settings.retrieval.rerank_top_n)
 
     def postprocessors(self) -> list[BaseNodePostprocessor]:
         """The reranker, then the highlighter."""

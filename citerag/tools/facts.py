@@ -14,11 +14,13 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.plan.question_filters import SubQuestionFilters, metadata_filters
-from citerag.tools.retriever import ListFilters
+from citerag.tools.retriever import FilterScope, ListFilters
 from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 
-# field -> "both" (every ranking), "vector" (the vector search only) or "none"
-FILTER_SCOPES: dict[str, str] = {"years": "both", "entities": "none"}
+FILTER_SCOPES: dict[str, FilterScope] = {
+    "years": FilterScope.EVERY_RANKING,
+    "entities": FilterScope.NOWHERE,
+}
 
 
 class FactsQueryEngine(ToolQueryEngine):
@@ -31,14 +33,14 @@ class FactsQueryEngine(ToolQueryEngine):
         """The vector-only filters and those on every ranking, from the sub-question's own."""
         scopes = {**FILTER_SCOPES, **self.context.filter_scopes}
 
-        def on(scope: str) -> MetadataFilters | None:
+        def on(scope: FilterScope) -> MetadataFilters | None:
             return metadata_filters(
                 filters,
                 use_years=scopes.get("years") == scope,
                 use_entities=scopes.get("entities") == scope,
             )
 
-        return ListFilters(vector=on("vector"), hard=on("both"))
+        return ListFilters(vector=on(FilterScope.VECTOR_ONLY), hard=on(FilterScope.EVERY_RANKING))
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         context = self.context

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from llama_index.core.vector_stores.types import MetadataFilters
@@ -20,6 +21,14 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.retrieve.hybrid import HybridRetriever
 
 MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
+
+
+class FilterScope(StrEnum):
+    """Where a sub-question's list-field filter (years, entities) applies."""
+
+    EVERY_RANKING = "both"  # keyword, vector and page rankings alike
+    VECTOR_ONLY = "vector"  # the vector search only
+    NOWHERE = "none"  # not a filter (the retriever may still weigh it as evidence)
 
 
 @dataclass(frozen=True)

@@ -26,14 +26,14 @@ def summarizer_for(settings: Settings) -> Summarizer | None:
     """LLM node summaries, cached under the storage folder and asked `tree_summary_workers` at
     a time, when an LLM is configured and can be set up; None (extractive summaries) otherwise."""
     try:
-        answerer = LLMChat.from_settings(settings)
+        answerer = LLMChat.from_settings(settings.llm)
     except RagError as error:
         log.warning("node summaries stay extractive: %s", error)
         return None
     if answerer is None:
         return None
-    cache = SummaryCache(settings.storage_dir / SUMMARY_CACHE)
-    workers = settings.tree_summary_workers
+    cache = SummaryCache(settings.storage.storage_dir / SUMMARY_CACHE)
+    workers = settings.ingest.tree_summary_workers
     return lambda tree: summarize_tree(tree, answerer.chat, answerer.model, cache, workers)
 
 
