@@ -16,7 +16,7 @@ from serve_fakes import ANSWER, KEY, FakeEngine, make_client, small_tree
 
 import main
 from citerag.errors import InputError
-from citerag.query.modes import answer_question, canonical_mode
+from citerag.query.request import AnswerRequest, Mode
 from citerag.store.base import PageRange
 
 SUB_QUESTIONS = [
@@ -143,9 +143,9 @@ def test_the_cli_and_the_api_ask_the_engine_the_same_way(
 
 
 def test_an_unknown_mode_is_one_sentence_for_library_callers() -> None:
-    assert canonical_mode("subquestions") == "hybrid"
+    assert Mode.named("subquestions") is Mode.HYBRID
     with pytest.raises(InputError, match="Unknown mode 'graph'; use one of hybrid, single"):
-        answer_question(object(), "q", "demo", mode="graph")
+        AnswerRequest.of("q", "demo", mode="graph")
 
 
 def test_the_tree_endpoint_is_the_pageindex_json(api: tuple[TestClient, FakeEngine]) -> None:
@@ -196,3 +196,52 @@ def test_openapi_documents_the_modes_and_the_tree(api: tuple[TestClient, FakeEng
     assert query["mode"]["enum"] == ["subquestions", "hybrid", "single", "tree"]
     assert query["mode"]["default"] == "subquestions" and "topKFiles" in query
     assert "/api/documents/{name}/tree" in spec["paths"]
+
+
+def test_the_cli_and_the_api_hand_the_engine_one_equal_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every option travels in one `AnswerRequest`, built alike from the CLI's flags and the
+    API's body, and it is that object the engine's `answer` receives."""
+    client, served_engine = make_client(tmp_path / "api")
+    cli_engine = FakeEngine(served_engine.settings)
+
+    @contextmanager
+    def open_engine(article: str | None = None) -> Iterator[FakeEngine]:
+        yield cli_engine
+
+    monkeypatch.setattr(main, "open_engine", open_engine)
+    cli = ["--mode", "single", "--top-k", "2", "--pages", "1-2", "--where", "company=3M"]
+    api = {"mode": "single", "topK": 2, "pages": "1-2", "where": {"company": "3M"}}
+    with client:
+        assert main.main(["query", "How?", "--collection", "demo", "--json", *cli]) == 0
+        body = {"query": "How?", "collection": "demo", **api}
+        assert client.post("/api/rag/query", json=body).status_code == 200
+    [from_cli], [from_api] = cli_engine.requests, served_engine.requests
+    assert (
+        from_cli
+        == from_api
+        == AnswerRequest.of(
+            "How?", "demo", mode="single", top_k=2, pages=PageRange(1, 2), where={"company": "3M"}
+        )
+    )
+    assert from_cli.mode is Mode.SINGLE and not from_cli.plan
+    assert served_engine.asked == [("How?", "demo", 2, PageRange(1, 2))]
+
+
+def test_a_chat_turn_reaches_the_engine_with_its_history(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, engine = api
+    messages = [
+        {"role": "user", "content": "What were Acme's revenues in 2020?"},
+        {"role": "assistant", "content": "$4.2B [1]"},
+        {"role": "user", "content": "and in 2019?"},
+    ]
+    body = {"model": "demo", "messages": messages, "mode": "tree", "top_k_files": 2}
+    assert client.post("/v1/chat/completions", json=body).status_code == 200
+    [request] = engine.requests
+    assert (request.question, request.mode, request.top_k_files) == ("and in 2019?", Mode.TREE, 2)
+    assert [turn.role for turn in request.history] == ["user", "assistant"]
+    asked, collection, files = engine.tree_asked[0]
+    assert "Acme" in asked and "2019" in asked  # condensed before the mode ran
