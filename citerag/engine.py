@@ -17,6 +17,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.contract import AnswerResult
 from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.number_check import with_number_check
+from citerag.answer.synthesizer import answer_from_response
 from citerag.collection.health import DocumentHealth, DocumentSummary
 from citerag.collection.model_check import ModelCheck
 from citerag.collection.names import check_collection_name
@@ -31,7 +32,7 @@ from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_ke
 from citerag.ingest.repair import Repair, SplitBrainRepairer
 from citerag.plan.limits import checked_question
 from citerag.query.answer_filters import request_filters
-from citerag.query.cited_query_engine import CitedQueryEngine, answer_from_response
+from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.query.modes import answer_by_mode
 from citerag.query.query_factory import QueryFactory
 from citerag.query.request import AnswerRequest, Mode
