@@ -1,6 +1,7 @@
 """The one engine object behind the CLI, the HTTP API, the benchmarks and the tests: it wires
-the stores, the embedder, ingest and the query parts together; the collections' upkeep (loaded
-states, split-brain repair, the model check, document health) lives in `citerag.collection`."""
+the stores, the embedder, ingest and the question side (`citerag.query.answering`) together;
+the collections' upkeep (loaded states, split-brain repair, the model check, document health)
+lives in `citerag.collection`."""
 
 from __future__ import annotations
 
@@ -10,14 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from llama_index.core.base.base_query_engine import BaseQueryEngine
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.contract import AnswerResult
 from citerag.answer.llm_answer import LLMAnswerer
-from citerag.answer.number_check import with_number_check
-from citerag.answer.synthesizer import answer_from_response
 from citerag.collection.health import DocumentHealth, DocumentSummary
 from citerag.collection.model_check import ModelCheck
 from citerag.collection.names import check_collection_name
@@ -30,8 +28,7 @@ from citerag.enrich.step import build_enricher
 from citerag.errors import InputError
 from citerag.ingest.pipeline import Ingestor, IngestOutcome, Progress, ingest_key
 from citerag.ingest.repair import Repair, SplitBrainRepairer
-from citerag.plan.limits import checked_question
-from citerag.query.answer_filters import request_filters
+from citerag.query.answering import Answering
 from citerag.query.cited_query_engine import CitedQueryEngine
 from citerag.query.modes import answer_by_mode
 from citerag.query.query_factory import QueryFactory
@@ -42,9 +39,6 @@ from citerag.settings import Settings
 from citerag.store.base import DocStore, PageRange, Stores, VectorIndex
 from citerag.store.factory import open_docstore, open_keyword_index, open_vector_index
 from citerag.store.keywords import KeywordIndex
-from citerag.tools.context import ToolContext
-from citerag.tools.registry import build_question_generator, build_tools
-from citerag.tools.tree_answer import tree_answer
 from citerag.tools.tree_mode import TOP_K_FILES
 
 log = logging.getLogger(__name__)
@@ -87,6 +81,7 @@ class Engine:
                 self.settings, self.docstore, self.vectors, self.embed_model, self.embedder
             )
         )
+        self._answering = Answering(self._factory.get, self.docstore, self.searchable_state)
 
     def check_collection(self, collection: str, force: bool = False) -> list[Repair]:
         """Detect and repair split-brain in `collection`, once per engine unless `force`d."""
@@ -123,8 +118,7 @@ class Engine:
         filters: MetadataFilters | None = None,
     ) -> CitedQueryEngine:
         """A LlamaIndex query engine over one collection (its `Response` keeps the sources)."""
-        state = self.searchable_state(collection)
-        return self.factory.query_engine(state, top_k=top_k, filters=filters)
+        return self._answering.query_engine(collection, top_k, filters)
 
     def subquestion_engine(
         self,
@@ -135,17 +129,12 @@ class Engine:
     ) -> CitedSubQuestionQueryEngine:
         """The sub-question engine over one collection: facts, pages, summary, sections.
         `filter_scopes` overrides where years and entities filter (`tools.facts`)."""
-        state = self.searchable_state(collection)
-        context = ToolContext(
-            self.factory, state, self.docstore, top_k, filters, dict(filter_scopes or {})
-        )
-        generator = build_question_generator(self.factory.answerer)
-        return CitedSubQuestionQueryEngine(build_tools(context), generator, context)
+        return self._answering.subquestion_engine(collection, top_k, filters, filter_scopes)
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
         """The answer contract for `request`, the way its mode answers it
         (`citerag.query.modes`): the one entry the CLI, the API and the MCP tools use."""
-        return answer_by_mode(self, request)
+        return answer_by_mode(self._answering, request)
 
     def query(
         self,
@@ -179,27 +168,6 @@ class Engine:
         request = AnswerRequest.of(question, collection, mode=Mode.TREE, top_k_files=top_k_files)
         return self.answer(request)
 
-    def retrieval_answer(self, request: AnswerRequest) -> AnswerResult:
-        """The hybrid and single modes (a request whose question stands alone)."""
-        filters = request_filters(request, self.docstore, self.searchable_state)
-        collection, top_k = request.collection, request.top_k
-        engine: BaseQueryEngine = (
-            self.subquestion_engine(collection, top_k, filters)
-            if request.plan
-            else self.query_engine(collection, top_k=top_k, filters=filters)
-        )
-        question = request.question
-        response = engine.query(QueryBundle(checked_question(question)))
-        return with_number_check(question, answer_from_response(response))  # type: ignore[arg-type]
-
-    def sections_answer(self, request: AnswerRequest) -> AnswerResult:
-        """Tree mode: files ranked by the hybrid retriever, `top_k_files` of them, five sections
-        each from their stored trees, one cited answer."""
-        question = checked_question(request.question)
-        state = self.searchable_state(request.collection)
-        context = ToolContext(self.factory, state, self.docstore)
-        return tree_answer(context, question, request.top_k_files)
-
     @property
     def answerer(self) -> LLMAnswerer | None:
         """The configured LLM's answerer (None: extractive answers)."""
@@ -213,12 +181,7 @@ class Engine:
         filters: MetadataFilters | None = None,
     ) -> list[NodeWithScore]:
         """The reranked nodes a question's answer would cite, without highlights or answer."""
-        state = self.searchable_state(collection)
-        factory = self.factory
-        query = QueryBundle(question)
-        nodes = factory.retriever(state, filters).retrieve(query)
-        reranker = factory.postprocessors(collection, top_k).reranker
-        return reranker.postprocess_nodes(nodes, query_bundle=query)
+        return self._answering.retrieve(question, collection, top_k, filters)
 
     def searchable_state(self, collection: str) -> CollectionState:
         """The collection's loaded state for answering questions; an InputError that says how

@@ -58,23 +58,28 @@ class Library:
         self._engine.searchable_state(collection)  # the CLI's sentence when it holds none
         return collection
 
-    def answer(
+    def request(
         self,
         question: str,
         collection: str | None,
-        top_k: int | None,
-        pages: str | None,
-        mode: str,
-    ) -> Answer:
+        *,
+        top_k: int | None = None,
+        pages: str | None = None,
+        mode: str = "hybrid",
+    ) -> AnswerRequest:
+        """The `answer` tool's arguments as the request `main.py query` builds for the same
+        options (the collection checked to hold documents first)."""
         question = checked_question(question)
         checked_top_k(top_k)
         within = parse_page_range(pages) if pages and pages.strip() else None
         name = self.collection(collection)
-        request = AnswerRequest.of(question, name, mode=mode, top_k=top_k, pages=within)
+        return AnswerRequest.of(question, name, mode=mode, top_k=top_k, pages=within)
+
+    def answer(self, request: AnswerRequest) -> Answer:
         result = self._engine.answer(request).to_dict()
         return Answer(
             answer=result["answer"],
-            sources=self._sources(name, result["sources"]),
+            sources=self._sources(request.collection, result["sources"]),
             metadata=dict(result["metadata"]),
         )
 
