@@ -79,6 +79,9 @@ class FakeEngine:
         self.requests.append(request)
         return answer_by_mode(self, request)
 
+    def searchable_state(self, collection: str) -> object:
+        return self.docstore.documents[collection]
+
     def sections_answer(self, request: AnswerRequest) -> AnswerResult:
         self.tree_asked.append((request.question, request.collection, request.top_k_files))
         return AnswerResult("From the sections [1].", [], AnswerMetadata(retrieval_method="tree"))

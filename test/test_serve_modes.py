@@ -16,6 +16,7 @@ from serve_fakes import ANSWER, KEY, FakeEngine, make_client, small_tree
 
 import main
 from citerag.errors import InputError
+from citerag.mcp_server.library import Library
 from citerag.query.request import AnswerRequest, Mode
 from citerag.store.base import PageRange
 
@@ -198,11 +199,12 @@ def test_openapi_documents_the_modes_and_the_tree(api: tuple[TestClient, FakeEng
     assert "/api/documents/{name}/tree" in spec["paths"]
 
 
-def test_the_cli_and_the_api_hand_the_engine_one_equal_request(
+def test_the_cli_the_api_and_mcp_hand_the_engine_one_equal_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every option travels in one `AnswerRequest`, built alike from the CLI's flags and the
-    API's body, and it is that object the engine's `answer` receives."""
+    """Every option travels in one `AnswerRequest`, built alike from the CLI's flags, the
+    API's body and the MCP answer tool's arguments, and it is that object the engine's
+    `answer` receives."""
     client, served_engine = make_client(tmp_path / "api")
     cli_engine = FakeEngine(served_engine.settings)
 
@@ -227,6 +229,14 @@ def test_the_cli_and_the_api_hand_the_engine_one_equal_request(
     )
     assert from_cli.mode is Mode.SINGLE and not from_cli.plan
     assert served_engine.asked == [("How?", "demo", 2, PageRange(1, 2))]
+    library = Library(cli_engine, default_collection="demo")
+    tool = library.request("How?", None, top_k=2, pages="1-2", mode="single")
+    library.answer(tool)
+    assert (
+        cli_engine.requests[-1]
+        == tool
+        == AnswerRequest.of("How?", "demo", mode="single", top_k=2, pages=PageRange(1, 2))
+    )
 
 
 def test_a_chat_turn_reaches_the_engine_with_its_history(
