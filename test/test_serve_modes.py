@@ -117,9 +117,11 @@ def test_sub_questions_come_back_whole_and_at_the_end_of_the_stream(
     assert single["metadata"]["subQuestions"] == []
 
 
-def test_the_cli_and_the_api_ask_the_engine_the_same_way(
+@pytest.fixture
+def cli_and_api(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[TestClient, FakeEngine, FakeEngine]:
+    """The API over one fake engine, and `main.py` opening another."""
     client, served_engine = make_client(tmp_path / "api")
     cli_engine = FakeEngine(served_engine.settings)
 
@@ -128,6 +130,13 @@ def test_the_cli_and_the_api_ask_the_engine_the_same_way(
         yield cli_engine
 
     monkeypatch.setattr(main, "open_engine", open_engine)
+    return client, served_engine, cli_engine
+
+
+def test_the_cli_and_the_api_ask_the_engine_the_same_way(
+    cli_and_api: tuple[TestClient, FakeEngine, FakeEngine],
+) -> None:
+    client, served_engine, cli_engine = cli_and_api
     cases = [
         (["--mode", "single", "--top-k", "2", "--pages", "1-2"], {"mode": "single", "topK": 2}),
         (["--top-k", "2", "--pages", "1-2"], {"topK": 2}),
@@ -200,19 +209,12 @@ def test_openapi_documents_the_modes_and_the_tree(api: tuple[TestClient, FakeEng
 
 
 def test_the_cli_the_api_and_mcp_hand_the_engine_one_equal_request(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli_and_api: tuple[TestClient, FakeEngine, FakeEngine],
 ) -> None:
     """Every option travels in one `AnswerRequest`, built alike from the CLI's flags, the
     API's body and the MCP answer tool's arguments, and it is that object the engine's
     `answer` receives."""
-    client, served_engine = make_client(tmp_path / "api")
-    cli_engine = FakeEngine(served_engine.settings)
-
-    @contextmanager
-    def open_engine(article: str | None = None) -> Iterator[FakeEngine]:
-        yield cli_engine
-
-    monkeypatch.setattr(main, "open_engine", open_engine)
+    client, served_engine, cli_engine = cli_and_api
     cli = ["--mode", "single", "--top-k", "2", "--pages", "1-2", "--where", "company=3M"]
     api = {"mode": "single", "topK": 2, "pages": "1-2", "where": {"company": "3M"}}
     with client:
