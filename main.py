@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,8 @@ from citerag.cli_output import (  # noqa: E402
 from citerag.env_file import env_file_variables  # noqa: E402
 from citerag.errors import InputError, RagError  # noqa: E402
 from citerag.plan.limits import checked_question, checked_top_k  # noqa: E402
-from citerag.query.modes import MODES, answer_question  # noqa: E402
+from citerag.query.conversation import ChatTurn  # noqa: E402
+from citerag.query.request import MODES, AnswerRequest  # noqa: E402
 from citerag.retrieve.routing import checked_where  # noqa: E402
 from citerag.settings import check_milvus_environment, unknown_variable_warnings  # noqa: E402
 from citerag.store.base import PageRange  # noqa: E402
@@ -411,17 +412,7 @@ def run_query(args: argparse.Namespace) -> int:
     collection = target.collection
     with open_engine(target) as engine:
         for question in questions:
-            result = answer_question(
-                engine,
-                question,
-                collection,
-                mode=args.mode,
-                top_k=args.top_k,
-                page_range=args.pages,
-                top_k_files=args.top_k_files,
-                history=history,
-                where=where,
-            )
+            result = engine.answer(query_request(args, question, collection, history, where))
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False))
             else:
@@ -429,16 +420,36 @@ def run_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def query_request(
+    args: argparse.Namespace,
+    question: str,
+    collection: str,
+    history: Sequence[ChatTurn],
+    where: Mapping[str, str],
+) -> AnswerRequest:
+    """The request `query`'s options ask for `question` (the API builds the same one from the
+    same options: `QueryRequest.to_request`)."""
+    return AnswerRequest.of(
+        question,
+        collection,
+        mode=args.mode,
+        top_k=args.top_k,
+        pages=args.pages,
+        where=where,
+        top_k_files=args.top_k_files,
+        history=history,
+    )
+
+
 def run_chat(args: argparse.Namespace) -> int:
     """Each line of standard input is the next turn, condensed from the turns before it."""
-    from citerag.query.conversation import ChatTurn
-
     target = resolve_target(args)
     collection = target.collection
     history: list[ChatTurn] = []
     with open_engine(target) as engine:
         for line in _turns(sys.stdin):
-            result = answer_question(engine, line, collection, args.mode, history=history)
+            request = AnswerRequest.of(line, collection, mode=args.mode, history=history)
+            result = engine.answer(request)
             if args.json:
                 print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
             else:

@@ -241,7 +241,7 @@ def _latency(engine: Engine, suite: Any) -> str:
                 lambda q: engine.retrieve(q, collection, TOP_K)
             ),
             "Microsoft 10-K: project full query (sub-questions, highlights, extractive answer)": (
-                lambda q: engine.query(q, collection, TOP_K)
+                lambda q: engine.query(q, collection, top_k=TOP_K)
             ),
             "Microsoft 10-K: stock dense retrieve": (
                 lambda q: suite.dense.retrieve(q, msft, TOP_K)
@@ -261,7 +261,7 @@ def _latency(engine: Engine, suite: Any) -> str:
     rows |= _timed(
         {
             f"{chunks:,} chunks: project retrieve": lambda q: engine.retrieve(q, "big", TOP_K),
-            f"{chunks:,} chunks: project full query": lambda q: engine.query(q, "big", TOP_K),
+            f"{chunks:,} chunks: project full query": lambda q: engine.query(q, "big", top_k=TOP_K),
             f"{chunks:,} chunks: stock dense retrieve (same chunks)": stock.retrieve,
         },
         questions,

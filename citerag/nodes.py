@@ -34,6 +34,8 @@ HIGHLIGHTS = "highlights"
 ROUTED_BY = "routed_by"  # why retrieval searched this chunk's document first (question time)
 PAGE_LABEL = "page_label"  # the number printed on the page, where the document gives one
 OCR_CONFIDENCE = "ocr_confidence"  # read by OCR: its words' mean confidence (0-100)
+# A section-tree source (tree mode): its node id, summary and first and last pages.
+TREE_SECTION = "tree_section"
 
 _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL, ROUTED_BY]
 # Set only on the chunks that have them, and never read by an embedder or an LLM, so that a
@@ -128,6 +130,27 @@ def doc_name_of(node: BaseNode) -> str:
 
 def page_of(node: BaseNode) -> int:
     return int(node.metadata[PAGE])
+
+
+class TreeSectionRecord(TypedDict):
+    """A tree-mode source's section, under `TREE_SECTION`."""
+
+    node_id: str
+    summary: str
+    start_page: int
+    end_page: int
+
+
+def tree_section_of(node: BaseNode) -> TreeSectionRecord | None:
+    value = node.metadata.get(TREE_SECTION)
+    if not isinstance(value, dict):
+        return None
+    return {
+        "node_id": str(value["node_id"]),
+        "summary": str(value["summary"]),
+        "start_page": int(value["start_page"]),
+        "end_page": int(value["end_page"]),
+    }
 
 
 def page_label_of(node: BaseNode) -> str:

@@ -14,6 +14,8 @@ from citerag.answer.contract import AnswerMetadata, AnswerResult, Source
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
 from citerag.parse.validate import inspect_pdf
+from citerag.query.modes import answer_by_mode
+from citerag.query.request import AnswerRequest
 from citerag.serve import create_app
 from citerag.settings import Settings
 from citerag.store.base import PageRange
@@ -69,24 +71,25 @@ class FakeEngine:
     unsupported_numbers: list[dict[str, object]] = field(default_factory=list)
     tree_asked: list[tuple[str, str, int]] = field(default_factory=list)
     answerer: Any = None  # no LLM: conversations condense offline
+    requests: list[AnswerRequest] = field(default_factory=list)  # as `Engine.answer` got them
 
-    def tree_answer(self, question: str, collection: str, top_k_files: int = 3) -> AnswerResult:
-        self.tree_asked.append((question, collection, top_k_files))
+    def answer(self, request: AnswerRequest) -> AnswerResult:
+        """The engine's one entry: the request recorded, then the modes' own dispatch (and
+        condensing) over the canned steps below."""
+        self.requests.append(request)
+        return answer_by_mode(self, request)
+
+    def searchable_state(self, collection: str) -> object:
+        return self.docstore.documents[collection]
+
+    def sections_answer(self, request: AnswerRequest) -> AnswerResult:
+        self.tree_asked.append((request.question, request.collection, request.top_k_files))
         return AnswerResult("From the sections [1].", [], AnswerMetadata(retrieval_method="tree"))
 
-    def query(
-        self,
-        question: str,
-        collection: str,
-        top_k: int | None = None,
-        page_range: PageRange | None = None,
-        filters: Any = None,
-        plan: bool = True,
-        where: Any = None,
-    ) -> AnswerResult:
-        self.asked.append((question, collection, top_k, page_range))
-        self.plans.append(plan)
-        self.wheres.append(where)
+    def retrieval_answer(self, request: AnswerRequest) -> AnswerResult:
+        self.asked.append((request.question, request.collection, request.top_k, request.pages))
+        self.plans.append(request.plan)
+        self.wheres.append(dict(request.where) or None)
         if self.failure is not None:
             raise self.failure
         content = "Retrieval fuses BM25 and vectors. Pages come second."
@@ -97,7 +100,7 @@ class FakeEngine:
         metadata = AnswerMetadata(
             model=self.model,
             tokens_used=self.tokens,
-            sub_questions=list(self.sub_questions) if plan else [],
+            sub_questions=list(self.sub_questions) if request.plan else [],
             unsupported_numbers=list(self.unsupported_numbers),
         )
         return AnswerResult(ANSWER, sources, metadata)

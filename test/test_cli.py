@@ -92,16 +92,8 @@ class FakeEngine:
 
         return IngestOutcome(path.name, "d", "ingested", pages=1, chunks=1, seconds=0.0)
 
-    def query(
-        self,
-        question: str,
-        collection: str,
-        top_k: Any = None,
-        page_range: Any = None,
-        plan: bool = True,
-        where: Any = None,
-    ) -> Any:
-        self.calls.append(("query", collection, top_k))
+    def answer(self, request: Any) -> Any:
+        self.calls.append(("query", request.collection, request.top_k))
         metadata = {
             "model": "m",
             "retrievalMethod": "hybrid",

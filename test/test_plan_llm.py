@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import cast
 
 import pytest
 from fake_openai_server import ScriptedReply, running_server
@@ -17,6 +18,8 @@ from llama_index.core.tools.types import ToolMetadata
 from citerag.llm.connection import build_llm
 from citerag.plan.generators import RobustLLMQuestionGenerator, parse_plan, tool_for
 from citerag.settings import Settings
+from citerag.tools.registry import TOOL_ENGINES, build_tools
+from citerag.tools.tool_query_engine import ToolContext, ToolQueryEngine
 
 TOOLS = [
     ToolMetadata(name=name, description=f"the {name} tool")
@@ -142,3 +145,17 @@ def test_json_is_found_behind_prose_brackets_fences_and_trailing_commas() -> Non
     assert loads_repaired('Sure [see below]: {"node_list": ["0001",],}') == {"node_list": ["0001"]}
     assert loads_repaired("```json\n[{'tool': 'facts'}]\n```") == [{"tool": "facts"}]
     assert loads_repaired("no json here") is None
+
+
+def test_the_planner_reads_each_tools_declared_description_not_its_docstring() -> None:
+    """Routing depends on the descriptions, so they are declared fields: a docstring can be
+    reworded without moving a question to another tool, and a tool without one is refused."""
+    tools = build_tools(cast(ToolContext, None))  # the engines only keep their context
+    assert [tool.metadata.name for tool in tools] == ["facts", "pages", "summary", "sections"]
+    for tool, engine in zip(tools, TOOL_ENGINES, strict=True):
+        assert tool.metadata.description == engine.description
+        assert engine.description not in " ".join((engine.__doc__ or "").split())
+    with pytest.raises(TypeError, match="declares no `description` for the planner"):
+
+        class Undescribed(ToolQueryEngine):
+            name = "undescribed"

@@ -38,7 +38,7 @@ from citerag.plan.limits import (
     checked_turn,
 )
 from citerag.query.conversation import ChatTurn, read_history_file
-from citerag.query.modes import answer_question
+from citerag.query.request import AnswerRequest
 from citerag.serve.schemas import ChatRequest
 from citerag.settings import (
     Settings,
@@ -343,7 +343,7 @@ def test_nul_bytes_in_a_history_file_never_reach_the_rewritten_question(tmp_path
     turns = read_history_file(path)
     assert turns == [ChatTurn("user", "What were Netflix 's revenues  in 2020?")]
     engine = FakeEngine(Settings(storage_dir=tmp_path))
-    result = answer_question(engine, "and in 2019?", "demo", history=turns)  # type: ignore[arg-type]
+    result = engine.answer(AnswerRequest.of("and in 2019?", "demo", history=turns))
     assert "\x00" not in engine.asked[0][0] and "2019" in engine.asked[0][0]
     assert "\x00" not in json.dumps(result.to_dict())
 

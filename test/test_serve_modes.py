@@ -16,7 +16,8 @@ from serve_fakes import ANSWER, KEY, FakeEngine, make_client, small_tree
 
 import main
 from citerag.errors import InputError
-from citerag.query.modes import answer_question, canonical_mode
+from citerag.mcp_server.library import Library
+from citerag.query.request import AnswerRequest, Mode
 from citerag.store.base import PageRange
 
 SUB_QUESTIONS = [
@@ -116,9 +117,11 @@ def test_sub_questions_come_back_whole_and_at_the_end_of_the_stream(
     assert single["metadata"]["subQuestions"] == []
 
 
-def test_the_cli_and_the_api_ask_the_engine_the_same_way(
+@pytest.fixture
+def cli_and_api(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[TestClient, FakeEngine, FakeEngine]:
+    """The API over one fake engine, and `main.py` opening another."""
     client, served_engine = make_client(tmp_path / "api")
     cli_engine = FakeEngine(served_engine.settings)
 
@@ -127,6 +130,13 @@ def test_the_cli_and_the_api_ask_the_engine_the_same_way(
         yield cli_engine
 
     monkeypatch.setattr(main, "open_engine", open_engine)
+    return client, served_engine, cli_engine
+
+
+def test_the_cli_and_the_api_ask_the_engine_the_same_way(
+    cli_and_api: tuple[TestClient, FakeEngine, FakeEngine],
+) -> None:
+    client, served_engine, cli_engine = cli_and_api
     cases = [
         (["--mode", "single", "--top-k", "2", "--pages", "1-2"], {"mode": "single", "topK": 2}),
         (["--top-k", "2", "--pages", "1-2"], {"topK": 2}),
@@ -143,9 +153,9 @@ def test_the_cli_and_the_api_ask_the_engine_the_same_way(
 
 
 def test_an_unknown_mode_is_one_sentence_for_library_callers() -> None:
-    assert canonical_mode("subquestions") == "hybrid"
+    assert Mode.named("subquestions") is Mode.HYBRID
     with pytest.raises(InputError, match="Unknown mode 'graph'; use one of hybrid, single"):
-        answer_question(object(), "q", "demo", mode="graph")
+        AnswerRequest.of("q", "demo", mode="graph")
 
 
 def test_the_tree_endpoint_is_the_pageindex_json(api: tuple[TestClient, FakeEngine]) -> None:
@@ -196,3 +206,54 @@ def test_openapi_documents_the_modes_and_the_tree(api: tuple[TestClient, FakeEng
     assert query["mode"]["enum"] == ["subquestions", "hybrid", "single", "tree"]
     assert query["mode"]["default"] == "subquestions" and "topKFiles" in query
     assert "/api/documents/{name}/tree" in spec["paths"]
+
+
+def test_the_cli_the_api_and_mcp_hand_the_engine_one_equal_request(
+    cli_and_api: tuple[TestClient, FakeEngine, FakeEngine],
+) -> None:
+    """Every option travels in one `AnswerRequest`, built alike from the CLI's flags, the
+    API's body and the MCP answer tool's arguments, and it is that object the engine's
+    `answer` receives."""
+    client, served_engine, cli_engine = cli_and_api
+    cli = ["--mode", "single", "--top-k", "2", "--pages", "1-2", "--where", "company=3M"]
+    api = {"mode": "single", "topK": 2, "pages": "1-2", "where": {"company": "3M"}}
+    with client:
+        assert main.main(["query", "How?", "--collection", "demo", "--json", *cli]) == 0
+        body = {"query": "How?", "collection": "demo", **api}
+        assert client.post("/api/rag/query", json=body).status_code == 200
+    [from_cli], [from_api] = cli_engine.requests, served_engine.requests
+    assert (
+        from_cli
+        == from_api
+        == AnswerRequest.of(
+            "How?", "demo", mode="single", top_k=2, pages=PageRange(1, 2), where={"company": "3M"}
+        )
+    )
+    assert from_cli.mode is Mode.SINGLE and not from_cli.plan
+    assert served_engine.asked == [("How?", "demo", 2, PageRange(1, 2))]
+    library = Library(cli_engine, default_collection="demo")
+    tool = library.request("How?", None, top_k=2, pages="1-2", mode="single")
+    library.answer(tool)
+    assert (
+        cli_engine.requests[-1]
+        == tool
+        == AnswerRequest.of("How?", "demo", mode="single", top_k=2, pages=PageRange(1, 2))
+    )
+
+
+def test_a_chat_turn_reaches_the_engine_with_its_history(
+    api: tuple[TestClient, FakeEngine],
+) -> None:
+    client, engine = api
+    messages = [
+        {"role": "user", "content": "What were Acme's revenues in 2020?"},
+        {"role": "assistant", "content": "$4.2B [1]"},
+        {"role": "user", "content": "and in 2019?"},
+    ]
+    body = {"model": "demo", "messages": messages, "mode": "tree", "top_k_files": 2}
+    assert client.post("/v1/chat/completions", json=body).status_code == 200
+    [request] = engine.requests
+    assert (request.question, request.mode, request.top_k_files) == ("and in 2019?", Mode.TREE, 2)
+    assert [turn.role for turn in request.history] == ["user", "assistant"]
+    asked, collection, files = engine.tree_asked[0]
+    assert "Acme" in asked and "2019" in asked  # condensed before the mode ran

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from fake_openai_server import ScriptedReply, running_server
 from helpers import DEMO_PDF, PROJECT_DIR
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from citerag.answer.llm_answer import LLMAnswerer
+from citerag.answer.synthesizer import EXTRACTIVE_MODEL, CitedSynthesizer, answer_from_response
 from citerag.errors import RagError
+from citerag.nodes import HIGHLIGHTS, chunk_node
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.settings import Settings
 from citerag.tools.tree_mode import NO_FILES, FileHits, run_pipeline
@@ -218,6 +220,41 @@ def test_offline_pipeline_gives_five_nodes_per_file_and_exact_highlights() -> No
     steps = [entry["step"] for entry in data["metadata"]["searchHistory"]]
     assert steps[:2] == ["file_search", "files_selected"] and steps.count("nodes_selected") == 2
     assert data["metadata"]["retrievalMethod"] == "tree"
+
+
+def _chunk_answer(question: str) -> dict:
+    """The answer the other modes compose over one highlighted chunk."""
+    text = "Cash was $8.2 billion at year end."
+    chunk = chunk_node(
+        node_id="c1", doc_id="d" * 64, doc_name="a.pdf", page=5, chunk_index=0, text=text, start=0
+    )
+    chunk.metadata[HIGHLIGHTS] = [
+        {"text": text, "startOffset": 0, "endOffset": len(text), "score": 1.0}
+    ]
+    scored = [NodeWithScore(node=chunk, score=1.0)]
+    return dict(
+        answer_from_response(CitedSynthesizer().synthesize(QueryBundle(question), scored)).to_dict()
+    )
+
+
+def test_tree_answers_carry_the_contract_of_every_other_mode() -> None:
+    """Tree mode's sections go through the same synthesizer: the same answer, source and
+    metadata fields, and only tree mode's own fields besides."""
+    question = "What was the cash at year end?"
+    tree = dict(run_pipeline(question, _files(), _loader).to_dict())
+    other = _chunk_answer(question)
+    assert set(tree) == set(other) == {"answer", "sources", "metadata"}
+    section_fields = {"nodeId", "summary", "pageIndex", "endIndex"}
+    assert tree["sources"] and all(
+        set(source) == set(other["sources"][0]) | section_fields for source in tree["sources"]
+    )
+    assert "nodeId" not in other["sources"][0] and "searchHistory" not in other["metadata"]
+    assert set(tree["metadata"]) == set(other["metadata"]) | {"searchHistory"}
+    assert tree["metadata"]["model"] == other["metadata"]["model"] == EXTRACTIVE_MODEL
+    numbers = [source["citationNumber"] for source in tree["sources"]]
+    assert numbers == list(range(1, len(numbers) + 1))
+    nothing = dict(run_pipeline(question, [], _loader).to_dict())
+    assert set(nothing["metadata"]) == set(tree["metadata"])
 
 
 def test_pipeline_without_files_and_with_broken_trees() -> None:

@@ -68,7 +68,7 @@ def _cited(
     pages = {"p10": 10, "p11": 11, "p12": 12, "elsewhere": 1, **(extra_pages or {})}
     hits = FileHits(tree.doc_id, tree.doc_name, scores, chunk_pages=pages)
     first = run_pipeline(question, [hits], lambda _doc_id: tree).sources[0]
-    assert first.node_id == "0000"  # type: ignore[attr-defined]
+    assert first.section is not None and first.section.node_id == "0000"
     for h in first.highlights:  # every highlight lies on the cited page (a sentence a page)
         assert h.text.startswith(_PAGE_TEXT[first.page_number])
     return first

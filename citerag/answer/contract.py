@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import BaseNode, NodeWithScore
 
 from citerag.nodes import (
     HIGHLIGHTS,
@@ -22,6 +22,7 @@ from citerag.nodes import (
     page_label_of,
     page_of,
     section_of,
+    tree_section_of,
 )
 from citerag.types import BBox, Highlight, JSONObject
 
@@ -60,6 +61,11 @@ class SourceRecord(TypedDict):
     highlights: list[HighlightRecord]
     boxes: list[BoxRecord]
     metadata: NotRequired[SourceMetadataRecord]
+    # a section-tree source (tree mode): the node cited, its summary, first and last pages
+    nodeId: NotRequired[str]
+    summary: NotRequired[str]
+    pageIndex: NotRequired[int]
+    endIndex: NotRequired[int]
 
 
 class UnsupportedRecord(TypedDict):
@@ -82,6 +88,7 @@ class MetadataRecord(TypedDict):
     condensedQuestion: NotRequired[str]
     condenseMethod: NotRequired[str]
     condenseNote: NotRequired[str]
+    searchHistory: NotRequired[list[JSONObject]]  # tree mode's steps
 
 
 class AnswerRecord(TypedDict):
@@ -90,6 +97,16 @@ class AnswerRecord(TypedDict):
     answer: str
     sources: list[SourceRecord]
     metadata: MetadataRecord
+
+
+@dataclass(frozen=True)
+class TreeSection:
+    """The section-tree node a tree-mode source cites."""
+
+    node_id: str
+    summary: str
+    start_page: int  # the section's first page (`pageIndex`)
+    end_page: int  # its last (`endIndex`)
 
 
 @dataclass
@@ -105,6 +122,7 @@ class Source:
     boxes: list[BBox] = field(default_factory=list)
     page_label: str = ""  # the number printed on the page; its sheet number when none is
     ocr_confidence: float | None = None  # read by OCR: its words' mean confidence (0-100)
+    section: TreeSection | None = None  # tree mode's sources: the tree node cited
 
     def to_dict(self) -> SourceRecord:
         content, highlights = windowed(self.content, self.highlights, MAX_SOURCE_CHARS)
@@ -128,6 +146,11 @@ class Source:
         }
         if self.ocr_confidence is not None:
             record["metadata"] = {"ocr": True, "ocrConfidence": self.ocr_confidence}
+        if self.section is not None:
+            record["nodeId"] = self.section.node_id
+            record["summary"] = self.section.summary
+            record["pageIndex"] = self.section.start_page
+            record["endIndex"] = self.section.end_page
         return record
 
 
@@ -174,6 +197,7 @@ class AnswerMetadata:
     condense_note: str = ""
     # The documents the question named, searched first, and why (citerag.retrieve.routing).
     document_routing: list[str] = field(default_factory=list)
+    search_history: list[JSONObject] = field(default_factory=list)  # tree mode's steps
 
     def to_dict(self) -> MetadataRecord:
         data: MetadataRecord = {
@@ -194,6 +218,8 @@ class AnswerMetadata:
             data["condenseMethod"] = self.condense_method
             if self.condense_note:
                 data["condenseNote"] = self.condense_note
+        if self.search_history:
+            data["searchHistory"] = list(self.search_history)
         return data
 
 
@@ -241,6 +267,16 @@ def _source(number: int, scored: NodeWithScore) -> Source:
         boxes=boxes_of(node),
         page_label=page_label_of(node),
         ocr_confidence=ocr_confidence_of(node),
+        section=_tree_section(node),
+    )
+
+
+def _tree_section(node: BaseNode) -> TreeSection | None:
+    section = tree_section_of(node)
+    if section is None:
+        return None
+    return TreeSection(
+        section["node_id"], section["summary"], section["start_page"], section["end_page"]
     )
 
 

@@ -28,6 +28,7 @@ from citerag.answer.citations import normalize_citations
 from citerag.answer.compose import extractive_from_nodes
 from citerag.answer.contract import (
     AnswerMetadata,
+    AnswerResult,
     Source,
     in_reading_order,
     sources_from_nodes,
@@ -100,7 +101,8 @@ class CitedSynthesizer(BaseSynthesizer):
     ) -> Response:
         """The answer from one ranking's sources as given (no budget, no sub-questions).
         `retrieved`: the candidates before postprocessing; `started`: perf_counter at the
-        question's start; `reranked`: whether a scorer reordered them (default: as built)."""
+        question's start; `reranked`: whether a scorer reordered them (default: as built);
+        `retrieval_method`: what found the sources (default "hybrid"; tree mode: "tree")."""
         question = query.query_str if isinstance(query, QueryBundle) else str(query)
         started = float(response_kwargs.get("started", time.perf_counter()))
         retrieved = int(response_kwargs.get("retrieved", len(nodes)))
@@ -109,7 +111,7 @@ class CitedSynthesizer(BaseSynthesizer):
             processing_time_ms=_elapsed_ms(started),
             model=model,
             tokens_used=tokens,
-            retrieval_method="hybrid",
+            retrieval_method=str(response_kwargs.get("retrieval_method", "hybrid")),
             num_chunks_retrieved=retrieved,
             reranked=bool(response_kwargs.get("reranked", self._reranked)) and retrieved > 1,
             document_routing=routed_by(nodes),
@@ -182,6 +184,16 @@ class CitedSynthesizer(BaseSynthesizer):
         assert self._answerer is not None
         result = self._answerer.answer(question, in_reading_order(sources))
         return normalize_citations(result.text, sources), result.model, result.tokens_used
+
+
+def answer_from_response(response: Response) -> AnswerResult:
+    """The answer contract of a response this synthesizer made."""
+    metadata = (response.metadata or {}).get("answer") or AnswerMetadata()
+    return AnswerResult(
+        answer=str(response.response or ""),
+        sources=sources_from_nodes(response.source_nodes),
+        metadata=metadata,
+    )
 
 
 def citation_numbers(

@@ -1,9 +1,10 @@
 """The tools' work on one engine: blocking calls that return the tools' models, or raise the
 `RagError` whose one sentence the CLI prints for the same mistake.
 
-Answers come from `answer_question`, the dispatch `main.py query` and `POST /api/rag/query`
-share; search is that answer's retrieval (`Engine.query_engine(...).retrieve`: fused ranking,
-rerank, highlights) without the answer step.
+Answers come from `Engine.answer` with the `AnswerRequest` that `main.py query` and
+`POST /api/rag/query` build for the same options; search is that answer's retrieval
+(`Engine.query_engine(...).retrieve`: fused ranking, rerank, highlights) without the answer
+step.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import Any, Protocol
 
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from citerag.answer.contract import SourceRecord, sources_from_nodes
+from citerag.answer.contract import AnswerResult, SourceRecord, sources_from_nodes
 from citerag.engine import check_collection_name
 from citerag.errors import InputError
 from citerag.mcp_server.labels import PageLabels
 from citerag.mcp_server.models import Answer, Document, Documents, Page, Pages, Source, Sources
 from citerag.plan.limits import checked_question, checked_top_k
-from citerag.query.modes import AnsweringEngine, answer_question
+from citerag.query.request import AnswerRequest
 from citerag.retrieve.page_evidence import page_texts
 from citerag.settings import Settings
 from citerag.store.base import DocStore, parse_page_range
@@ -32,11 +33,13 @@ class Retrieves(Protocol):
     def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]: ...
 
 
-class LibraryEngine(AnsweringEngine, Protocol):
+class LibraryEngine(Protocol):
     """The part of `citerag.engine.Engine` the tools use."""
 
     settings: Settings
     docstore: DocStore
+
+    def answer(self, request: AnswerRequest) -> AnswerResult: ...
 
     def searchable_state(self, collection: str) -> object: ...
 
@@ -55,22 +58,28 @@ class Library:
         self._engine.searchable_state(collection)  # the CLI's sentence when it holds none
         return collection
 
-    def answer(
+    def request(
         self,
         question: str,
         collection: str | None,
-        top_k: int | None,
-        pages: str | None,
-        mode: str,
-    ) -> Answer:
+        *,
+        top_k: int | None = None,
+        pages: str | None = None,
+        mode: str = "hybrid",
+    ) -> AnswerRequest:
+        """The `answer` tool's arguments as the request `main.py query` builds for the same
+        options (the collection checked to hold documents first)."""
         question = checked_question(question)
         checked_top_k(top_k)
         within = parse_page_range(pages) if pages and pages.strip() else None
         name = self.collection(collection)
-        result = answer_question(self._engine, question, name, mode, top_k, within).to_dict()
+        return AnswerRequest.of(question, name, mode=mode, top_k=top_k, pages=within)
+
+    def answer(self, request: AnswerRequest) -> Answer:
+        result = self._engine.answer(request).to_dict()
         return Answer(
             answer=result["answer"],
-            sources=self._sources(name, result["sources"]),
+            sources=self._sources(request.collection, result["sources"]),
             metadata=dict(result["metadata"]),
         )
 

@@ -88,7 +88,11 @@ def build_server(library: Library, run: Run | None = None) -> MCPServer:
             ),
         ] = "hybrid",
     ) -> Annotated[CallToolResult, Answer]:
-        return await outcome(run, lambda: library.answer(question, collection, top_k, pages, mode))
+        def work() -> Answer:
+            asked = library.request(question, collection, top_k=top_k, pages=pages, mode=mode)
+            return library.answer(asked)
+
+        return await outcome(run, work)
 
     @server.tool(
         description="The passages that best match a query, with highlights, and no answer."

@@ -15,15 +15,16 @@ from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.base.response.schema import RESPONSE_TYPE
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from citerag.answer.contract import AnswerMetadata, AnswerResult, sources_from_nodes
-from citerag.answer.synthesizer import CitedSynthesizer
+from citerag.answer.synthesizer import CitedSynthesizer, answer_from_response
 from citerag.plan.limits import checked_question
 from citerag.retrieve.rerank import RerankPostprocessor
+
+__all__ = ["CitedQueryEngine", "answer_from_response"]
 
 
 class CitedQueryEngine(BaseQueryEngine):
@@ -68,13 +69,3 @@ class CitedQueryEngine(BaseQueryEngine):
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)
-
-
-def answer_from_response(response: Response) -> AnswerResult:
-    """The answer contract of a `CitedQueryEngine` response."""
-    metadata = (response.metadata or {}).get("answer") or AnswerMetadata()
-    return AnswerResult(
-        answer=str(response.response or ""),
-        sources=sources_from_nodes(response.source_nodes),
-        metadata=metadata,
-    )

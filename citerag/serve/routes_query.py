@@ -25,17 +25,7 @@ async def rag_query(body: QueryRequest, state: State) -> Mapping[str, object]:
     only the documents whose cards match, as `main.py query --where` does."""
     named = "collection" in body.model_fields_set
     collection = safe_collection(body.collection if named else state.default_collection)
-    result = await state.run(
-        state.answer,
-        body.query,
-        collection,
-        body.top_k,
-        body.page_range(),
-        body.mode,
-        body.top_k_files,
-        (),
-        body.where,
-    )
+    result = await state.run(state.answer, body.to_request(collection))
     return result.to_dict()
 
 
@@ -59,16 +49,7 @@ async def chat_completions(
     `metadata.condensedQuestion` and `metadata.condenseMethod`.
     """
     collection = safe_collection(body.model)
-    result = await state.run(
-        state.answer,
-        body.question(),
-        collection,
-        body.top_k,
-        body.page_range(),
-        body.mode,
-        body.top_k_files,
-        body.history(),
-    )
+    result = await state.run(state.answer, body.to_request(collection))
     if not body.stream:
         return chat.chat_completion(result, body.model)
     return StreamingResponse(

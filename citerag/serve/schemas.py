@@ -18,6 +18,7 @@ from citerag.plan.limits import (
     checked_turn,
 )
 from citerag.query.conversation import ROLES, ChatTurn
+from citerag.query.request import AnswerRequest
 from citerag.retrieve.routing import WHERE_KEYS, checked_where
 from citerag.serve.api_errors import Refused
 from citerag.store.base import PageRange, parse_page_range
@@ -82,6 +83,18 @@ class QueryRequest(BaseModel):
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
 
+    def to_request(self, collection: str) -> AnswerRequest:
+        """The request the engine answers (`collection`: the one named, else the server's)."""
+        return AnswerRequest.of(
+            self.query,
+            collection,
+            mode=self.mode,
+            top_k=self.top_k,
+            pages=self.page_range(),
+            where=self.where,
+            top_k_files=self.top_k_files,
+        )
+
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -144,6 +157,19 @@ class ChatRequest(BaseModel):
 
     def page_range(self) -> PageRange | None:
         return parse_pages(self.pages)
+
+    def to_request(self, collection: str) -> AnswerRequest:
+        """The request the engine answers: the last user message, condensed from the turns
+        before it."""
+        return AnswerRequest.of(
+            self.question(),
+            collection,
+            mode=self.mode,
+            top_k=self.top_k,
+            pages=self.page_range(),
+            top_k_files=self.top_k_files,
+            history=self.history(),
+        )
 
 
 def _history_of(messages: list[ChatMessage]) -> list[ChatTurn]:

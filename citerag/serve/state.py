@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Protocol, TypeVar
@@ -16,15 +16,12 @@ from citerag.article import DEFAULT_COLLECTION
 from citerag.engine import DocumentSummary
 from citerag.ingest.pipeline import IngestOutcome, Progress
 from citerag.mcp_server.library import LibraryEngine
-from citerag.query.conversation import ChatTurn
-from citerag.query.modes import answer_question
+from citerag.query.request import AnswerRequest
 from citerag.serve.api_errors import ApiError
 from citerag.serve.page_images import PageSource
 from citerag.serve.security import BEARER, KEY_HEADER, check_api_key, given_key
 from citerag.serve.uploads import UploadJobs
 from citerag.settings import Settings
-from citerag.store.base import PageRange
-from citerag.tools.tree_mode import TOP_K_FILES
 from citerag.types import DocumentRecord
 
 T = TypeVar("T")
@@ -66,23 +63,12 @@ class Served:
             )
         return collection
 
-    def answer(
-        self,
-        question: str,
-        collection: str,
-        top_k: int | None,
-        pages: PageRange | None,
-        mode: str = "hybrid",
-        top_k_files: int = TOP_K_FILES,
-        history: Sequence[ChatTurn] = (),
-        where: Mapping[str, str] | None = None,
-    ) -> AnswerResult:
-        """The answer as `main.py query --mode` gives it (one dispatch for both); with earlier
-        turns, the question condensed from them first (`metadata.condensedQuestion`)."""
-        self.existing_collection(collection)
-        return answer_question(
-            self.engine, question, collection, mode, top_k, pages, top_k_files, history, where
-        )
+    def answer(self, request: AnswerRequest) -> AnswerResult:
+        """The answer as `main.py query` gives it for the same options (one `Engine.answer`
+        for both); with earlier turns, the question condensed from them first
+        (`metadata.condensedQuestion`)."""
+        self.existing_collection(request.collection)
+        return self.engine.answer(request)
 
     def ready_document(self, collection: str, name: str) -> DocumentRecord:
         self.existing_collection(collection)

@@ -24,10 +24,14 @@ FILTER_SCOPES: dict[str, FilterScope] = {
 
 
 class FactsQueryEngine(ToolQueryEngine):
-    """Facts from the documents: hybrid keyword and vector search over passages, for any
-    question about what the documents say (people, events, numbers, definitions)."""
+    """Hybrid retrieval over passages with the sub-question's own filters, scoped per field
+    (`FILTER_SCOPES`)."""
 
     name = "facts"
+    description = (
+        "Facts from the documents: hybrid keyword and vector search over passages, for any "
+        "question about what the documents say (people, events, numbers, definitions)."
+    )
 
     def scoped_filters(self, filters: SubQuestionFilters) -> ListFilters:
         """The vector-only filters and those on every ranking, from the sub-question's own."""

@@ -48,10 +48,14 @@ class Span:
 
 
 class PagesQueryEngine(ToolQueryEngine):
-    """Given pages or page ranges, or a figure, table, equation, section or item reference
-    (Figure 4.3, Eq. (3), Table 1, Section 2.1, Item 7), answers from those pages."""
+    """The pages a sub-question names, or the pages its figure, table, equation, section or
+    item references resolve to."""
 
     name = "pages"
+    description = (
+        "Given pages or page ranges, or a figure, table, equation, section or item reference "
+        "(Figure 4.3, Eq. (3), Table 1, Section 2.1, Item 7), answers from those pages."
+    )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         anchors = self.label_chunks(filters.labels)

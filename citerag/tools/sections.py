@@ -18,10 +18,13 @@ SECTIONS_PER_DOCUMENT = 3
 
 
 class SectionsQueryEngine(ToolQueryEngine):
-    """Which sections, chapters or items of the documents discuss a topic, found over each
-    document's section tree."""
+    """The sections of each document's tree that match a topic."""
 
     name = "sections"
+    description = (
+        "Which sections, chapters or items of the documents discuss a topic, found over each "
+        "document's section tree."
+    )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         context = self.context

@@ -23,10 +23,13 @@ from citerag.tree.patterns import numbering
 
 
 class SummaryQueryEngine(ToolQueryEngine):
-    """Summaries and overviews: the main points of a whole document, of a section (Item 7,
-    Section 2) or of pages."""
+    """Evenly spaced passages of a document, its named sections or pages, for an overview."""
 
     name = "summary"
+    description = (
+        "Summaries and overviews: the main points of a whole document, of a section (Item 7, "
+        "Section 2) or of pages."
+    )
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         limit = self.context.budget

@@ -10,7 +10,7 @@ on their own). A tool gathers sources; the answer step (`answer.synthesizer`) co
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
@@ -26,15 +26,18 @@ __all__ = ["ToolContext", "ToolQueryEngine", "ToolResult", "empty_response", "po
 
 
 class ToolQueryEngine(BaseQueryEngine):
-    """A tool's query engine; subclasses implement `sources_for`. A subclass's docstring is its
-    `description`, what the planner reads to route sub-questions to it."""
+    """A tool's query engine; subclasses implement `sources_for` and declare `name` and
+    `description`."""
 
-    name = "tool"
-    description = ""
+    name: ClassVar[str] = "tool"
+    # What the LLM planner reads to route sub-questions to the tool: editing it changes
+    # routing, so it is declared apart from the docstring, which is free to change.
+    description: ClassVar[str] = ""
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
-        cls.description = " ".join((cls.__doc__ or "").split())
+        if not cls.description:
+            raise TypeError(f"{cls.__name__} declares no `description` for the planner.")
 
     def __init__(self, context: ToolContext) -> None:
         super().__init__(callback_manager=None)

@@ -20,13 +20,12 @@ def tree_answer(
     """Seed 003's pipeline over the context's collection (`question` already checked)."""
     answerer = context.answerer
     chat = _CountingChat(answerer) if answerer is not None else None
-    answer = answerer.answer if answerer is not None else None
     result = run_pipeline(
         question,
         file_hits(context, question),
         lambda doc_id: load_tree(context.docstore, context.collection, doc_id),
         chat=chat,
-        answer=answer,
+        answerer=answerer,
         top_k_files=top_k_files,
     )
     if chat is not None:  # the node selections' tokens count too, not only the answer's

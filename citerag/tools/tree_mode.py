@@ -1,5 +1,6 @@
-"""The fixed multi-file pipeline (seed 003): rank files, load their trees, choose exactly 5
-nodes per file (LLM or offline), fetch the nodes' text, answer with citations.
+"""Tree mode's search: rank files, load their trees, choose exactly 5 nodes per file (LLM or
+offline) and fetch the nodes' text; the answer is composed above those sections by the same
+synthesizer as every other mode (`citerag.answer.synthesizer`).
 
 Sources are sections: they carry `nodeId`, `title`, `summary`, `pageIndex` (first page) and
 `endIndex` besides the answer contract's fields, and their highlights are sentences of the
@@ -16,18 +17,21 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from citerag.answer.citations import normalize_citations
-from citerag.answer.contract import (
-    AnswerMetadata,
-    AnswerResult,
-    MetadataRecord,
-    Source,
-    SourceRecord,
-)
-from citerag.answer.extractive import ExtractiveCandidate, extractive_answer
-from citerag.answer.llm_answer import LLMResult
-from citerag.answer.prompts import ContextSource
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from citerag.answer.contract import AnswerMetadata, AnswerResult
+from citerag.answer.synthesizer import Answerer, CitedSynthesizer, answer_from_response
 from citerag.errors import RagError
+from citerag.nodes import (
+    DOC_ID,
+    DOC_NAME,
+    HIGHLIGHTS,
+    PAGE,
+    SECTION,
+    TREE_SECTION,
+    NodeHighlight,
+    TreeSectionRecord,
+)
 from citerag.retrieve.highlights import ScoredHighlight, select_highlights, split_sentences
 from citerag.tools.tree_search import (
     Chat,
@@ -44,43 +48,6 @@ log = logging.getLogger(__name__)
 NO_FILES = "no relevant files found"
 TOP_K_FILES = 3
 TreeLoader = Callable[[str], DocumentTree]  # doc_id -> its stored tree (or raises)
-Answer = Callable[[str, Sequence[ContextSource]], LLMResult]  # LLMAnswerer.answer
-
-
-class TreeSourceRecord(SourceRecord):
-    nodeId: str
-    summary: str
-    pageIndex: int
-    endIndex: int
-
-
-class TreeMetadataRecord(MetadataRecord):
-    searchHistory: list[JSONObject]
-
-
-@dataclass
-class TreeSource(Source):
-    node_id: str = ""
-    summary: str = ""
-    page_index: int = 0
-    end_index: int = 0
-
-    def to_dict(self) -> TreeSourceRecord:
-        return {
-            **super().to_dict(),
-            "nodeId": self.node_id,
-            "summary": self.summary,
-            "pageIndex": self.page_index,
-            "endIndex": self.end_index,
-        }
-
-
-@dataclass
-class TreeMetadata(AnswerMetadata):
-    search_history: list[JSONObject] = field(default_factory=list)
-
-    def to_dict(self) -> TreeMetadataRecord:
-        return {**super().to_dict(), "searchHistory": self.search_history}
 
 
 @dataclass
@@ -111,32 +78,70 @@ def _stem(file_name: str) -> str:
     return re.sub(r"[_\W]+", " ", file_name.rsplit(".", 1)[0])
 
 
+@dataclass
+class SectionSearch:
+    """The sections tree mode cites, best first, and each step that chose them."""
+
+    nodes: list[NodeWithScore]
+    history: list[JSONObject]
+    files: list[FileHits]  # the files whose trees were searched
+
+
 def run_pipeline(
     question: str,
     files: Sequence[FileHits],
     load_tree: TreeLoader,
     chat: Chat | None = None,
-    answer: Answer | None = None,
+    answerer: Answerer | None = None,
     top_k_files: int = TOP_K_FILES,
 ) -> AnswerResult:
     """`load_tree(doc_id)` gives a DocumentTree (or raises); `chat` selects nodes with an
-    LLM; `answer(question, sources)` gives an LLMResult (None: extractive)."""
+    LLM; `answerer` writes the answer (None: extractive). The sections found are composed into
+    the answer by the synthesizer every mode answers with."""
     started = time.perf_counter()
+    found = search_sections(question, files, load_tree, chat, top_k_files)
+    if not found.files:
+        elapsed = round((time.perf_counter() - started) * 1000)
+        metadata = AnswerMetadata(processing_time_ms=elapsed, model="", retrieval_method="tree")
+        metadata.search_history = found.history
+        return AnswerResult(NO_FILES, [], metadata)
+    synthesizer = CitedSynthesizer(answerer)
+    # Sections are not chunks: none is counted as retrieved, and no scorer reorders them.
+    response = synthesizer.synthesize(
+        QueryBundle(question),
+        found.nodes,
+        retrieved=0,
+        started=started,
+        reranked=False,
+        retrieval_method="tree",
+    )
+    result = answer_from_response(response)
+    result.metadata.search_history = found.history
+    return result
+
+
+def search_sections(
+    question: str,
+    files: Sequence[FileHits],
+    load_tree: TreeLoader,
+    chat: Chat | None = None,
+    top_k_files: int = TOP_K_FILES,
+) -> SectionSearch:
+    """The best files' trees searched for the sections that answer `question`: five per file,
+    each a node citing one page of its section with highlights on that page."""
     history: list[JSONObject] = []
     chosen = rank_files(files, top_k_files, question)
     found: list[JSONValue] = [[f.name, round(f.score, 4), f.relevant] for f in files]
     history.append({"step": "file_search", "files": found})
     history.append({"step": "files_selected", "files": [f.name for f in chosen]})
     if not chosen:
-        return AnswerResult(NO_FILES, [], _metadata(started, history, "", 0))
-    trees = _load_trees(chosen, load_tree, history)
-    sources: list[TreeSource] = []
-    for hits, tree in trees:
+        return SectionSearch([], history, [])
+    nodes: list[NodeWithScore] = []
+    for hits, tree in _load_trees(chosen, load_tree, history):
         selection = _select(question, tree, hits, chat)
         history.append(_selection_entry(tree, selection))
-        sources.extend(_sources(question, tree, selection, hits, start=len(sources) + 1))
-    text, model, tokens = _compose(question, sources, answer)
-    return AnswerResult(text, list(sources), _metadata(started, history, model, tokens))
+        nodes.extend(_section_nodes(question, tree, selection, hits))
+    return SectionSearch(nodes, history, chosen)
 
 
 def _load_trees(
@@ -270,58 +275,56 @@ def cited_page(
     return next(iter(evidence), node.start_index), []
 
 
-def _sources(
-    question: str, tree: DocumentTree, selection: Selection, hits: FileHits, start: int
-) -> list[TreeSource]:
-    """One source per chosen node, citing one page of it with highlights on that page."""
-    sources: list[TreeSource] = []
+def _section_nodes(
+    question: str, tree: DocumentTree, selection: Selection, hits: FileHits
+) -> list[NodeWithScore]:
+    """One node per chosen section, citing one page of it with highlights on that page."""
+    nodes: list[NodeWithScore] = []
     for rank, node_id in enumerate(selection.node_ids):
         node = tree.find(node_id)
         if node is None:
             continue
         content = node_content(node)
         page, picked = cited_page(question, node, content, evidence_pages(node, hits))
-        highlights = [p.highlight for p in picked]
-        sources.append(
-            TreeSource(
-                id=f"{tree.doc_id[:16]}-tree-{node.node_id}",
-                document_name=tree.doc_name,
-                page_number=page,
-                title=node.title,
-                content=content.text,
-                score=max((p.score for p in picked), default=0.0) + 1.0 / math.sqrt(rank + 1),
-                citation_number=start + len(sources),
-                highlights=highlights,
-                node_id=node.node_id,
-                summary=node.summary,
-                page_index=node.start_index,
-                end_index=node.end_index,
-            )
-        )
-    return sources
+        score = max((p.score for p in picked), default=0.0) + 1.0 / math.sqrt(rank + 1)
+        section = _section_node(tree, node, content, page, picked, score)
+        nodes.append(NodeWithScore(node=section, score=score))
+    return nodes
 
 
-def _compose(
-    question: str, sources: Sequence[TreeSource], answer: Answer | None
-) -> tuple[str, str, int]:
-    if answer is not None and sources:
-        result = answer(question, sources)
-        return normalize_citations(result.text, sources), result.model, result.tokens_used
-    candidates = [
-        ExtractiveCandidate(s.citation_number, s.page_number, h.startOffset, h.text, s.score)
-        for s in sources
-        for h in s.highlights
+def _section_node(
+    tree: DocumentTree,
+    node: TreeNode,
+    content: NodeContent,
+    page: int,
+    picked: Sequence[ScoredHighlight],
+    score: float,
+) -> TextNode:
+    """The section as a source node. Its highlights carry the section's score: the selection
+    ranks sections, and the extractive answer weighs a section's sentences by that rank."""
+    highlights: list[NodeHighlight] = [
+        {
+            "text": p.highlight.text,
+            "startOffset": p.highlight.startOffset,
+            "endOffset": p.highlight.endOffset,
+            "score": score,
+        }
+        for p in picked
     ]
-    return extractive_answer(candidates), "extractive (no LLM configured)", 0
-
-
-def _metadata(started: float, history: list[JSONObject], model: str, tokens: int) -> TreeMetadata:
-    return TreeMetadata(
-        processing_time_ms=round((time.perf_counter() - started) * 1000),
-        model=model,
-        tokens_used=tokens,
-        retrieval_method="tree",
-        num_chunks_retrieved=0,
-        reranked=False,
-        search_history=history,
+    section: TreeSectionRecord = {
+        "node_id": node.node_id,
+        "summary": node.summary,
+        "start_page": node.start_index,
+        "end_page": node.end_index,
+    }
+    metadata = {
+        DOC_ID: tree.doc_id,
+        DOC_NAME: tree.doc_name,
+        PAGE: page,
+        SECTION: node.title,
+        HIGHLIGHTS: highlights,
+        TREE_SECTION: section,
+    }
+    return TextNode(
+        id_=f"{tree.doc_id[:16]}-tree-{node.node_id}", text=content.text, metadata=metadata
     )
