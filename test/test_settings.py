@@ -86,7 +86,6 @@ def test_config_values_apply_by_their_flat_names_and_the_environment_wins() -> N
 
 def test_a_component_gets_its_own_group_with_the_same_defaults() -> None:
     assert Settings().retrieval == RetrievalSettings()
-    assert RetrievalSettings().top_k_each == Settings().retrieval.similarity_top_k_fusion
     changed = Settings(rrf_k=3).with_overrides(page_weight=0.5).retrieval
     assert (changed.rrf_k, changed.page_weight) == (3, 0.5)
 

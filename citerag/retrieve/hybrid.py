@@ -231,7 +231,7 @@ class HybridRetriever(BaseRetriever):
             self._query_vector(query_bundle),
             source,
             self._words,
-            self._settings.top_k_each,
+            self._settings.similarity_top_k_fusion,
             keyword_boost=self._keyword_weight(question),
             allowed=allowed,
             allowed_pages=None if allowed is None else source.pages_of(allowed),

@@ -100,7 +100,7 @@ class RankContext:
     query_vector: np.ndarray
     source: RankSource
     vocabulary: DomainVocabulary
-    limit: int  # how many ids a search ranking keeps (top_k_each)
+    limit: int  # how many ids a search ranking keeps (similarity_top_k_fusion)
     # How much keyword rankings count for this question: above 1 where it uses the domain's
     # words, whose expanded keywords are precise where embeddings are not.
     keyword_boost: float = 1.0

@@ -302,11 +302,6 @@ class RetrievalSettings(SettingsGroup):
             )
 
     @property
-    def top_k_each(self) -> int:
-        """The candidates taken from each of BM25 and the vectors (`similarity_top_k_fusion`)."""
-        return self.similarity_top_k_fusion
-
-    @property
     def evidence(self) -> EvidenceWeights:
         return EvidenceWeights(
             entities=self.evidence_entities,

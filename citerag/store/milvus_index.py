@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,9 @@ from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
+from citerag.store.milvus_rows import all_rows
 
 CONNECT_TIMEOUT_S = 5.0
-# A plain query answers at most 16,384 rows (Milvus's query result window); listings page
-# through a query iterator in batches of this many rows instead, so any size is read whole.
-QUERY_BATCH = 4096
 ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
 
 # VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
@@ -64,33 +61,6 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     if len(encoded) <= max_bytes:
         return text
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
-
-
-class _LiteSessionTimestamp(logging.Filter):
-    """Milvus Lite answers no session timestamp to a query iterator, which then uses the
-    client's clock (harmless: collections here are strongly consistent) and warns every time."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "failed to get mvccTs" not in record.getMessage()
-
-
-logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_LiteSessionTimestamp())
-
-
-def all_rows(
-    client: MilvusClient, name: str, expression: str, fields: list[str]
-) -> Iterator[Mapping[str, Any]]:
-    """Every row of collection `name` that `expression` matches, `fields` only, page by page.
-
-    The caller holds the client's lock until the iterator is exhausted or closed."""
-    rows = client.query_iterator(
-        name, batch_size=QUERY_BATCH, filter=expression, output_fields=fields
-    )
-    try:
-        while batch := rows.next():
-            yield from batch
-    finally:
-        rows.close()
 
 
 class MilvusIndex:

@@ -30,10 +30,10 @@ from citerag.store.milvus_filters import milvus_literal
 from citerag.store.milvus_index import (
     ID_BYTES,
     MilvusIndex,
-    all_rows,
     milvus_collection_name,
     truncate_utf8,
 )
+from citerag.store.milvus_rows import all_rows
 from citerag.text.tokens import tokenize
 from citerag.types import JSONObject, JSONValue, json_int
 
