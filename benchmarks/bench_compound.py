@@ -11,7 +11,7 @@ parts' recall (found when asked alone), one retrieval over the whole compound (`
 top N), the mean sub-questions and sources per answer, and the most sources any answer carried.
 Writes benchmarks/results/compound.md.
 
-    python benchmarks/bench_compound.py --storage DIR [--budgets 10 20] [--label NAME]
+    python -m benchmarks.bench_compound --storage DIR [--budgets 10 20] [--label NAME]
 
 DIR holds the collection `library` with every shared PDF (`main.py ingest ../shared/eval/...
 --collection library`, or a copy of one); it is only read.
@@ -29,16 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import config
+from benchmarks.datasets.library import LIBRARY_SETS, library_questions
+from benchmarks.tables import RESULTS, publish, shared_data_missing
+from citerag.answer.contract import AnswerResult
+from citerag.eval.machine import describe_machine
 
-import config  # noqa: E402
-from benchmarks.library_data import LIBRARY_SETS, library_questions  # noqa: E402
-from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
-from citerag.answer.contract import AnswerResult  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 COLLECTION = "library"
 OUT = RESULTS / "compound.md"
@@ -149,7 +146,7 @@ def render(
     lines = [
         "# Compound questions that keep their parts",
         "",
-        f"{describe_machine()}. Written by `benchmarks/bench_compound.py` ({label}).",
+        f"{describe_machine()}. Written by `python -m benchmarks.bench_compound` ({label}).",
         "",
         f"{len(pairs)} pairs of labelled questions "
         f"({', '.join(f'{k}: {count(pairs, k)}' for k in kinds)}) from "
@@ -215,7 +212,7 @@ def before_section(earlier: str) -> str:
 
 
 def open_engine(storage: Path) -> Any:
-    from benchmarks.profiles import with_finance_words
+    from benchmarks.systems.profiles import with_finance_words
     from citerag.engine import Engine
     from citerag.settings import settings_from_config
 

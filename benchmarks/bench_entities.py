@@ -6,7 +6,7 @@ organisations, places, products, works; not fields such as "AI"). Parts of a tit
 for a lone capitalized word are compared; runs of several capitalized words are kept by all.
 Writes benchmarks/results/enrichment.md.
 
-    .venv/bin/python benchmarks/bench_entities.py
+    .venv/bin/python -m benchmarks.bench_entities
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pymupdf
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
+from citerag.enrich.rules import lower_vocabulary, mid_sentence_capitals, named_entities
 
-from citerag.enrich.rules import lower_vocabulary, mid_sentence_capitals, named_entities  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 PDF = PROJECT.parent / "shared" / "eval" / "paul_graham" / "paul_graham_essay.pdf"
 GOLD = {
@@ -69,7 +68,7 @@ def main() -> int:
         "# Named entities by rules, on hand-labelled essay pages",
         "",
         f"Pages {', '.join(map(str, GOLD))} of the essay, {sum(map(len, GOLD.values()))} gold "
-        "names. Written by `benchmarks/bench_entities.py`.",
+        "names. Written by `python -m benchmarks.bench_entities`.",
         "",
         "| rule | precision | recall | wrong ones |",
         "|---|---|---|---|",

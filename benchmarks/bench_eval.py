@@ -8,8 +8,8 @@
 - Warm latency p50/p95 on the Microsoft 10-K questions and on a collection of 10,000+ chunks.
 Writes benchmarks/results/retrieval.md and finance_recall.png.
 
-    .venv/bin/python benchmarks/bench_eval.py [--storage DIR] [--skip-latency]
-    .venv/bin/python benchmarks/bench_eval.py --compare sentence_vectors=pooled
+    .venv/bin/python -m benchmarks.bench_eval [--storage DIR] [--skip-latency]
+    .venv/bin/python -m benchmarks.bench_eval --compare sentence_vectors=pooled
 (`--compare`: the default beside that one setting changed, no latency; written to
 retrieval_<setting>_<value>.md.)
 """
@@ -22,36 +22,35 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-
-import config  # noqa: E402
-from benchmarks.baselines import build_stock_suite  # noqa: E402
-from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
-from benchmarks.profiles import with_finance_words  # noqa: E402
-from benchmarks.project_system import (  # noqa: E402
+import config
+from benchmarks.metrics.pages import PageScore, score_pages, summarize_latency
+from benchmarks.metrics.timing import REPEATS
+from benchmarks.metrics.timing import fastest_in_turns as _timed
+from benchmarks.systems.profiles import with_finance_words
+from benchmarks.systems.project import (
     collection_for,
     ingest_all,
     ingest_tag,
     project_variants,
-)  # noqa: E402
-from benchmarks.report import (  # noqa: E402
+)
+from benchmarks.systems.stock_llamaindex import build_stock_suite
+from benchmarks.tables import (
     by_type,
     plot_recall_by_type,
     publish,
     render_question_set,
     shared_data_missing,
 )
-from citerag.engine import Engine  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.eval.metrics import QualityReport, score_question, summarize  # noqa: E402
-from citerag.settings import settings_from_config  # noqa: E402
+from citerag.engine import Engine
+from citerag.eval.machine import describe_machine
+from citerag.eval.metrics import QualityReport, score_question, summarize
+from citerag.settings import settings_from_config
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 EVAL = PROJECT.parent / "shared" / "eval"
 PG_PDF = EVAL / "paul_graham" / "paul_graham_essay.pdf"
@@ -198,32 +197,9 @@ def _paul_graham(systems: Sequence[Any]) -> dict[str, QualityReport]:
     return results
 
 
-REPEATS = 3  # each question is timed this often per system and its fastest run kept
-Call = Callable[[str], object]
-
-
-def _timed(calls: Mapping[str, Call], questions: Sequence[str]) -> dict[str, list[float]]:
-    """Milliseconds per question and system: the fastest of REPEATS warm runs. The systems
-    take turns on each question, so a burst of other work on a shared machine falls on all of
-    them alike (the load average is reported beside the figures)."""
-    for call in calls.values():
-        call(questions[0])  # warm: models loaded, indexes in memory
-    timings: dict[str, list[float]] = {name: [] for name in calls}
-    for question in questions:
-        runs: dict[str, list[float]] = {name: [] for name in calls}
-        for _ in range(REPEATS):
-            for name, call in calls.items():
-                started = time.perf_counter()
-                call(question)
-                runs[name].append((time.perf_counter() - started) * 1000)
-        for name in calls:
-            timings[name].append(min(runs[name]))
-    return timings
-
-
 def _latency(engine: Engine, suite: Any) -> str:
-    from benchmarks.big_collection import build_big_collection, drop_collection
-    from benchmarks.stock_big import stock_dense_over
+    from benchmarks.datasets.big_collection import build_big_collection, drop_collection
+    from benchmarks.systems.stock_big import stock_dense_over
 
     msft = "MICROSOFT_2021_10K.pdf"
     questions = [
@@ -293,7 +269,7 @@ def _render(
     lines = [
         "# Benchmark: retrieval quality and latency beside stock LlamaIndex",
         "",
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_eval.py`, one run, "
+        f"Measured {time.strftime('%Y-%m-%d')} by `python -m benchmarks.bench_eval`, one run, "
         f"parser `{engine.settings.parser}`, top-{TOP_K} chunks per question, each question "
         "searching only its own document.",
         "",

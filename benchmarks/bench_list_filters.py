@@ -7,7 +7,7 @@ unfiltered search of 35 whose hits are then filtered (what a retriever does with
 Recall is against exact search over the matching rows. Writes
 benchmarks/results/list_filters.md.
 
-    .venv/bin/python benchmarks/bench_list_filters.py
+    .venv/bin/python -m benchmarks.bench_list_filters
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from pathlib import Path
 import numpy as np
 from pymilvus import DataType, MilvusClient
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
+from citerag.eval.machine import describe_machine
 
-from citerag.eval.machine import describe_machine  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 ROWS, DIM, QUERIES, TOP_K = 20_000, 384, 30, 10
 YEARS = [str(y) for y in range(1970, 2020)]
@@ -125,7 +124,7 @@ def _render(rows: list[tuple[str, float, float]], matching: int) -> str:
         "",
         f"{describe_machine()}. {ROWS:,} rows × {DIM} dims, {matching} rows hold the "
         f"year asked; top {TOP_K}, {QUERIES} queries. "
-        "Written by `benchmarks/bench_list_filters.py`.",
+        "Written by `python -m benchmarks.bench_list_filters`.",
         "",
         "| method | p50 ms | recall vs exact |",
         "|---|---|---|",

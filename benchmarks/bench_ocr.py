@@ -9,7 +9,7 @@ is then asked of each collection (`Engine.retrieve`, 10 chunks) and scored by pa
 OCR speed is the scanned pages over the scan ingest's parse seconds. `--pictures` adds a third
 collection: the originals with the text inside their pictures read too (`ocr_pictures`).
 
-    python benchmarks/bench_ocr.py [--storage DIR] [--documents N] [--pictures]
+    python -m benchmarks.bench_ocr [--storage DIR] [--documents N] [--pictures]
 
 `--documents N` keeps the first N documents of each set (a shorter run; the file says so).
 """
@@ -30,14 +30,12 @@ from typing import Any
 
 import pymupdf
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from benchmarks.datasets.library import EVAL, LIBRARY_SETS
+from benchmarks.systems.project import project_engine
+from benchmarks.tables import RESULTS, publish, shared_data_missing
+from citerag.eval.machine import describe_machine
 
-from benchmarks.library_data import EVAL, LIBRARY_SETS, project_engine  # noqa: E402
-from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 OUT = RESULTS / "ocr.md"
 FOLDERS = (EVAL / "mmlongbench_dev" / "pdfs", EVAL / "finance")
@@ -153,7 +151,7 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# Scanned documents beside their born-digital originals",
         "",
-        "`python benchmarks/bench_ocr.py"
+        "`python -m benchmarks.bench_ocr"
         + (f" --documents {results['limit']}" if results["limit"] else "")
         + (" --pictures" if results["pictures"] else "")
         + "`: "

@@ -5,14 +5,14 @@ The collections are made of real text: every shared PDF is ingested once into th
 collection `library` (the one `bench_library.py` builds: point `--storage` at a copy of its
 project folder to skip that ingest), then copied (new document ids, chunk ids and names; the
 same text, sentence and page vectors) through the project's own stores, document by document,
-until the target size is reached (`benchmarks/big_collection.py`). Copies repeat text, so
+until the target size is reached (`benchmarks/datasets/big_collection.py`). Copies repeat text, so
 answers are not judged here (see `bench_library.py` for quality); only cost is. The added
 document's parse is taken out of the parse cache first, so adding it includes its parse.
 
 Each measurement runs in a fresh process, so cold-open time and resident memory are what a new
 `serve` or `query` process pays:
 
-    .venv/bin/python benchmarks/bench_scale.py [--sizes 10000 100000] [--questions 40]
+    .venv/bin/python -m benchmarks.bench_scale [--sizes 10000 100000] [--questions 40]
 """
 
 from __future__ import annotations
@@ -29,14 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-from benchmarks.library_data import project_engine, shared_pdfs  # noqa: E402
-from benchmarks.report import RESULTS  # noqa: E402
-from citerag.parse.cache import cache_path  # noqa: E402
-from citerag.parse.validate import inspect_pdf  # noqa: E402
+from benchmarks.datasets.library import shared_pdfs
+from benchmarks.systems.project import project_engine
+from benchmarks.tables import RESULTS
+from citerag.parse.cache import cache_path
+from citerag.parse.validate import inspect_pdf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 SOURCE = "library"
@@ -66,7 +63,7 @@ def percentiles(values: list[float]) -> tuple[float, float]:
 
 def build(storage: Path, sizes: list[int]) -> dict[int, float]:
     """Ingest the shared PDFs into the source collection (once) and copy them up to each size."""
-    from benchmarks.big_collection import build_big_collection
+    from benchmarks.datasets.big_collection import build_big_collection
 
     engine = project_engine(storage)
     seconds: dict[int, float] = {}

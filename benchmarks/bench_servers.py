@@ -5,7 +5,7 @@ ports, ingests the same PDFs into a fresh storage folder per set-up with one sha
 and writes benchmarks/results/servers.md: seconds per document, chunks per second, and the time
 spent in the Milvus writes and in the docstore writes alone.
 
-    .venv/bin/python benchmarks/bench_servers.py [PDF ...]
+    .venv/bin/python -m benchmarks.bench_servers [PDF ...]
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pymilvus
 
-import pymilvus  # noqa: E402
-
-from citerag.embed.embedder import Embedder  # noqa: E402
-from citerag.engine import Engine  # noqa: E402
-from citerag.settings import Settings  # noqa: E402
-from devservers import start_milvus, start_mongo_wire  # noqa: E402
+from citerag.embed.embedder import Embedder
+from citerag.engine import Engine
+from citerag.settings import Settings
+from devservers import start_milvus, start_mongo_wire
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 DEFAULT_PDFS = [
@@ -105,7 +103,7 @@ def report(results: dict[str, list[dict[str, Any]]], load: str) -> str:
     lines = [
         "# Benchmark: ingest throughput on a Milvus server beside Milvus Lite",
         "",
-        f"Measured {date.today()} by `benchmarks/bench_servers.py`, one run each, parser "
+        f"Measured {date.today()} by `python -m benchmarks.bench_servers`, one run each, parser "
         f"pymupdf, default chunking; {platform.machine()}, Python {platform.python_version()}, "
         f"pymilvus {pymilvus.__version__}, 2 shared cores, load average {load} (1/5/15 min, "
         "other users' jobs included). `Milvus s` and `docstore s` are the time in those writes "

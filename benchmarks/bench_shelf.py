@@ -9,7 +9,7 @@ page of the right filing among the first k distinct places) overall and per ques
 the answer p50. Also the cards' accuracy (company, kind, fiscal period against
 `documents.json`, which the engine never reads) and each card as read.
 
-    python benchmarks/bench_shelf.py [--storage DIR] [--reuse]
+    python -m benchmarks.bench_shelf [--storage DIR] [--reuse]
 
 `--reuse` keeps a shelf already ingested under DIR (ingest seconds then come from its log).
 Writes benchmarks/results/shelf.md.
@@ -27,21 +27,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from benchmarks.datasets.library import EVAL, shared_pdfs
+from benchmarks.suites.library_storage import stock_ingest
+from benchmarks.systems.process import timed_run
+from benchmarks.systems.stock_llamaindex import as_places, library_retrievers
+from benchmarks.tables import RESULTS, publish, shared_data_missing
+from citerag.eval.machine import describe_machine
+from citerag.eval.metrics import percentile
 
-from benchmarks.bench_library import (  # noqa: E402
-    stock_ingest,
-    stock_llama_retrievers,
-    stock_places,
-    timed_run,
-)
-from benchmarks.library_data import EVAL, shared_pdfs  # noqa: E402
-from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.eval.metrics import percentile  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 SHELF = EVAL / "financebench_dev"
 PDFS = SHELF / "pdfs"
@@ -58,6 +52,11 @@ Retrieve = Callable[[str], list[Place]]
 def questions() -> list[dict[str, Any]]:
     loaded: list[dict[str, Any]] = json.loads((SHELF / "questions.json").read_text("utf-8"))
     return loaded
+
+
+def pages_of(retrieve: Any) -> Any:
+    """A retrieve of (document, page, text) as one of (document, page)."""
+    return lambda question: [(doc, page) for doc, page, _ in retrieve(question)]
 
 
 def project_ingest(storage: Path) -> dict[str, Any]:
@@ -187,7 +186,7 @@ def render(results: dict[str, Any]) -> str:
         f"{results['machine']} `financebench_dev`: {n} filings of 10 companies in ONE collection"
         f" (one `main.py ingest` call), its {results['questions']} questions asked with"
         f" `--top-k {TOP_K}` (`main.py query`'s path: `Engine.query`).",
-        "Reproduce: `python benchmarks/bench_shelf.py` (add `--reuse` to keep the ingested shelf).",
+        "Reproduce: `python -m benchmarks.bench_shelf` (add `--reuse` to keep the ingested shelf).",
         "",
         "## Answers",
         "",
@@ -268,11 +267,12 @@ def main() -> int:
     if not args.reuse or not (args.storage / "docstore.sqlite").exists():
         ingest["project"] = project_ingest(args.storage)
     if not args.reuse or not persist.exists():
-        ingest["stock"] = stock_ingest(persist, pdfs)
+        ingest["stock"] = stock_ingest("benchmarks.systems.stock_llamaindex", persist, pdfs)
     timings.write_text(json.dumps(ingest))
     engine = project_engine(args.storage)
     project, spent = project_places(engine)
-    systems = {"project (default)": project, **stock_places(stock_llama_retrievers(persist))}
+    stock = {name: pages_of(as_places(r)) for name, r in library_retrievers(persist).items()}
+    systems = {"project (default)": project, **stock}
     per_system = {name: scored(retrieve) for name, retrieve in systems.items()}
     by_kind: dict[str, dict[str, dict[str, float]]] = {}
     for name, rows in per_system.items():

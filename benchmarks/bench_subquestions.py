@@ -10,14 +10,13 @@
   filter scope of years and entities.
 Writes benchmarks/results/subquestions.md.
 
-    .venv/bin/python benchmarks/bench_subquestions.py [--storage DIR]
+    .venv/bin/python -m benchmarks.bench_subquestions [--storage DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import statistics
 import sys
@@ -27,21 +26,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import pymupdf
+
+from benchmarks.systems.profiles import FINANCE
+from benchmarks.tables import RESULTS, publish, shared_data_missing
+from citerag.answer.contract import AnswerResult
+from citerag.engine import Engine
+from citerag.enrich.step import Enricher
+from citerag.eval.machine import describe_machine
+from citerag.eval.metrics import percentile, score_question
+from citerag.settings import Settings
+
 PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-
-import pymupdf  # noqa: E402
-
-from benchmarks.profiles import FINANCE  # noqa: E402
-from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
-from citerag.answer.contract import AnswerResult  # noqa: E402
-from citerag.engine import Engine  # noqa: E402
-from citerag.enrich.step import Enricher  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.eval.metrics import percentile, score_question  # noqa: E402
-from citerag.settings import Settings  # noqa: E402
 
 EVAL = PROJECT.parent / "shared" / "eval"
 PG_PDF = EVAL / "paul_graham" / "paul_graham_essay.pdf"
@@ -232,7 +228,7 @@ def render(ingest_rows: Sequence[Sequence[tuple[str, str, int, float, float]]], 
     lines = [
         "# Sub-questions, filters and enrichment (offline)",
         "",
-        f"{describe_machine()}. Written by `benchmarks/bench_subquestions.py`.",
+        f"{describe_machine()}. Written by `python -m benchmarks.bench_subquestions`.",
         "",
         "## Ingest time, `metadata=entity` beside `none`",
         "",

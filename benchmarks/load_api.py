@@ -1,7 +1,9 @@
 """Load on the HTTP API: concurrent clients asking, streaming, uploading and rendering pages.
 
-    .venv/bin/python benchmarks/load_api.py                  # starts its own server, 20 x 60 s
-    .venv/bin/python benchmarks/load_api.py --url http://127.0.0.1:8000 --collection pg
+    PYTHONPATH=test python -m benchmarks.load_api     # starts its own server, 20 x 60 s
+    PYTHONPATH=test python -m benchmarks.load_api --url http://127.0.0.1:8000 --collection pg
+
+(PYTHONPATH=test: without --url it uses the test suite's server helpers.)
 
 Without --url it starts `python main.py serve` on a free 127.0.0.1 port with a fresh storage
 folder, uploads the PDF through the API and waits for its ingest. Each client runs a fixed mix
@@ -31,10 +33,9 @@ from pathlib import Path
 
 import httpx
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(PROJECT_DIR), str(PROJECT_DIR / "test")]
+from citerag.eval.machine import describe_machine
 
-from citerag.eval.machine import describe_machine  # noqa: E402
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 RESULTS = PROJECT_DIR / "benchmarks" / "results" / "api_load.md"
 DEFAULT_PDF = PROJECT_DIR.parent / "shared" / "eval" / "paul_graham" / "paul_graham_essay.pdf"
@@ -253,7 +254,7 @@ def report(
     lines = [
         "# Benchmark: HTTP API under load",
         "",
-        f"Measured {date.today().isoformat()} by `benchmarks/load_api.py`, one run: "
+        f"Measured {date.today().isoformat()} by `python -m benchmarks.load_api`, one run: "
         f"{args.clients} concurrent clients for {args.seconds:.0f} s against `python main.py "
         f"serve` on 127.0.0.1 (one process, one engine, embedded stack, extractive answers, "
         f"no LLM), collection `{args.collection}` ({document}). Each client cycles through ten "
@@ -362,6 +363,7 @@ def load(
 def with_own_server(
     args: argparse.Namespace, questions: list[str]
 ) -> tuple[list[Sample], float, float]:
+    # The test suite's server helpers: run with PYTHONPATH=test (see the module's usage).
     from serve_helpers import running_server, upload_and_wait
 
     pdf = args.pdf if args.pdf.exists() else PROJECT_DIR / "demo" / "citerag_demo.pdf"

@@ -138,3 +138,13 @@ def summarize_latency(milliseconds: Sequence[float]) -> LatencySummary:
         max_ms=max(milliseconds, default=0.0),
         n=len(milliseconds),
     )
+
+
+def place_hits(
+    places: Sequence[tuple[str, int]], document: str, evidence: Collection[int], ks: Sequence[int]
+) -> dict[int, int]:
+    """Hits over a library: for each k, 1 if one of the first k distinct (document, page)
+    places is an evidence page of the question's document."""
+    distinct = list(dict.fromkeys(places))
+    good = [doc == document and page in evidence for doc, page in distinct]
+    return {k: int(any(good[:k])) for k in ks}

@@ -1,4 +1,8 @@
-"""The two stock LlamaIndex baselines a user would build over a set of PDFs.
+"""Stock LlamaIndex: the baselines a user would build over a set of PDFs with its own parts.
+
+Over the whole library (one index, `python -m benchmarks.systems.stock_llamaindex --persist DIR
+PDF...` builds it in a fresh process that the suites time, then persists it outside the timed
+part) and per document (below).
 
 * stock dense: PyMuPDF ``page.get_text()``, one ``Document`` per page (metadata ``doc_name``,
   1-based ``page``), ``SentenceSplitter(chunk_size=1024, chunk_overlap=200)``, a
@@ -12,23 +16,23 @@ fusion retriever gets a ``MockLLM``; with ``num_queries=1`` it generates no quer
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+import argparse
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import MockLLM
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.retrievers import QueryFusionRetriever
+from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
+from llama_index.core.schema import BaseNode, NodeWithScore
 
-from llama_index.core import Document, VectorStoreIndex  # noqa: E402
-from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
-from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
-from llama_index.core.llms import MockLLM  # noqa: E402
-from llama_index.core.node_parser import SentenceSplitter  # noqa: E402
-from llama_index.core.retrievers import QueryFusionRetriever  # noqa: E402
-from llama_index.core.retrievers.fusion_retriever import FUSION_MODES  # noqa: E402
-from llama_index.core.schema import BaseNode, NodeWithScore  # noqa: E402
+LIBRARY_TOP_K = 10
 
 CHUNK_SIZE = 1024
 CHUNK_OVERLAP = 200
@@ -171,3 +175,64 @@ def build_stock_suite(pdfs: Sequence[Path], embed_model: BaseEmbedding | None = 
     model = embed_model or minilm_embed_model()
     indexes = {pdf.name: build_document_index(pdf, model) for pdf in pdfs}
     return StockSuite(model, indexes, StockDense(indexes), StockHybrid(indexes))
+
+
+def build_library(pdfs: Sequence[Path], persist: Path) -> dict[str, float]:
+    """One stock index over every PDF (dense and bm25s over the same nodes), persisted to
+    `persist`; the in-process seconds exclude the persisting."""
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    started = time.perf_counter()
+    embed_model = minilm_embed_model()
+    documents = [doc for pdf in pdfs for doc in load_page_documents(pdf)]
+    splitter = SentenceSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
+    nodes = splitter.get_nodes_from_documents(documents)
+    index = VectorStoreIndex(nodes, embed_model=embed_model)
+    BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=LIBRARY_TOP_K)
+    seconds = time.perf_counter() - started
+    index.storage_context.persist(persist_dir=str(persist))
+    return {"seconds_in_process": seconds, "pages": len(documents), "chunks": len(nodes)}
+
+
+def library_retrievers(
+    persist: Path, top_k: int = LIBRARY_TOP_K, embed_model: BaseEmbedding | None = None
+) -> dict[str, BaseRetriever]:
+    """Stock dense, BM25 and RRF (`QueryFusionRetriever`) over the persisted library index."""
+    from llama_index.core import StorageContext, load_index_from_storage
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    context = StorageContext.from_defaults(persist_dir=str(persist))
+    index = load_index_from_storage(context, embed_model=embed_model or minilm_embed_model())
+    dense = index.as_retriever(similarity_top_k=top_k)
+    bm25 = BM25Retriever.from_defaults(
+        nodes=list(context.docstore.docs.values()), similarity_top_k=top_k
+    )
+    fusion = QueryFusionRetriever(
+        [dense, bm25],
+        llm=MockLLM(),
+        mode=FUSION_MODES.RECIPROCAL_RANK,
+        num_queries=1,
+        similarity_top_k=top_k,
+        use_async=False,
+    )
+    return {"stock dense": dense, "stock BM25": bm25, "stock RRF": fusion}
+
+
+def as_places(retriever: BaseRetriever) -> Callable[[str], list[tuple[str, int, str]]]:
+    """A retriever's hits as (document, page, text) in rank order."""
+    return lambda question: [
+        (str(h.node.metadata["doc_name"]), int(h.node.metadata["page"]), h.node.get_content())
+        for h in retriever.retrieve(question)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Build the stock library index (timed run).")
+    parser.add_argument("--persist", type=Path, required=True)
+    parser.add_argument("pdfs", type=Path, nargs="+")
+    args = parser.parse_args()
+    print(json.dumps(build_library(args.pdfs, args.persist)))
+
+
+if __name__ == "__main__":
+    main()

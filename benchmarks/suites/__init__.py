@@ -1,0 +1,53 @@
+"""The suites the runner knows: each a module with `run(options) -> Record`, and beside it a
+`<suite>_report` module with `render(record) -> str` (the Markdown of its results file), light
+to import, so the report step never loads the engine."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from benchmarks.systems.process import PROJECT
+
+SUITES = {
+    "library": "benchmarks.suites.library",
+    "kinds": "benchmarks.suites.kinds",
+}
+DEFAULT_STORAGE = PROJECT / "storage" / "bench_library"
+
+
+@dataclass
+class SuiteOptions:
+    """What a run may change. `settings` and `disabled_rankers` act on the project side only
+    (its ingest process and its engine); the stock systems never read them."""
+
+    storage: Path = DEFAULT_STORAGE
+    reuse: bool = False
+    settings: dict[str, str] = field(default_factory=dict)
+    disabled_rankers: list[str] = field(default_factory=list)
+    levers: list[str] = field(default_factory=list)
+    rounds: int = 2
+    fresh_caches: bool = True
+    command: str = ""
+
+    @property
+    def variant(self) -> str:
+        """The results file's suffix: the changed settings' values and the rankers off."""
+        parts = [*self.settings.values(), *(f"no-{name}" for name in self.disabled_rankers)]
+        return "_".join(parts)
+
+
+def suite_module(name: str) -> ModuleType:
+    """The module that runs suite `name`."""
+    if name not in SUITES:
+        raise KeyError(f"no suite {name!r}; the suites are {', '.join(SUITES)}")
+    return importlib.import_module(SUITES[name])
+
+
+def report_module(name: str) -> ModuleType:
+    """The module that renders suite `name`'s records."""
+    if name not in SUITES:
+        raise KeyError(f"no suite {name!r}; the suites are {', '.join(SUITES)}")
+    return importlib.import_module(f"{SUITES[name]}_report")
