@@ -2,12 +2,13 @@
 document, on collections of 10k and 100k chunks.
 
 The collections are made of real text: every shared PDF is ingested once into the source
-collection `library` (the one `bench_library.py` builds: point `--storage` at a copy of its
-project folder to skip that ingest), then copied (new document ids, chunk ids and names; the
-same text, sentence and page vectors) through the project's own stores, document by document,
-until the target size is reached (`benchmarks/datasets/big_collection.py`). Copies repeat text, so
-answers are not judged here (see `bench_library.py` for quality); only cost is. The added
-document's parse is taken out of the parse cache first, so adding it includes its parse.
+collection `library` (the one `python -m benchmarks run --suite library` builds: point
+`--storage` at a copy of its project folder to skip that ingest), then copied (new document ids,
+chunk ids and names; the same text, sentence and page vectors) through the project's own stores,
+document by document, until the target size is reached
+(`benchmarks/datasets/big_collection.py`). Copies repeat text, so answers are not judged here
+(the library suite judges quality); only cost is. The added document's parse is taken out of the
+parse cache first, so adding it includes its parse.
 
 Each measurement runs in a fresh process, so cold-open time and resident memory are what a new
 `serve` or `query` process pays:

@@ -3,7 +3,8 @@
 `../shared/eval/financebench_dev`: 52 filings of 10 companies (10-Ks, 10-Qs, 8-Ks, earnings
 releases, several years of each) ingested into ONE collection with one `main.py ingest` call,
 then its 47 analyst questions asked with `--top-k 10`, beside stock LlamaIndex dense, BM25 and
-RRF over the same files (`stock_library.py`, the same splitter and model). Per system: the
+RRF over the same files
+(`benchmarks/systems/stock_llamaindex.py`, the same splitter and model). Per system: the
 right document first (the first source is the question's filing), page hit@1/5/10 (an evidence
 page of the right filing among the first k distinct places) overall and per question kind, and
 the answer p50. Also the cards' accuracy (company, kind, fiscal period against

@@ -1,0 +1,123 @@
+"""The benchmark report step: a stored record in, its results file out with the record's figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.records import Record, latest_records, read_record, write_record
+from benchmarks.report import report
+
+SETS = ("10-K (finance_qa)", "MMLongBench-Doc dev")
+
+
+def rates(hit1: float, hit5: float, hit10: float, n: int) -> dict[str, float]:
+    return {"hit@1": hit1, "hit@5": hit5, "hit@10": hit10, "n": n}
+
+
+def library_record(project_hit1: float = 0.64) -> Record:
+    hits = {
+        SETS[0]: {
+            "project": rates(project_hit1, 0.96, 1.0, 50),
+            "stock dense": rates(0.6, 0.82, 0.92, 50),
+        },
+        SETS[1]: {
+            "project": rates(0.534, 0.828, 0.828, 58),
+            "stock dense": rates(0.31, 0.586, 0.638, 58),
+        },
+    }
+    latency = {
+        path: {s: [10.0 + i, 20.0 + i, 30.0 + i] for s in SETS}
+        for i, path in enumerate(("stock dense retrieve", "project answer"))
+    }
+    return Record(
+        suite="library",
+        command="python -m benchmarks run --suite library",
+        systems={"project": "main.py ingest", "stock dense": "VectorStoreIndex"},
+        datasets={"pdfs": "19 PDFs (finance)"},
+        metrics={
+            "hits": hits,
+            "embedding_bound": {"tokens": 1000, "windows": 4, "seconds": 1.5},
+            "answer_profile": "profile text",
+        },
+        timings={
+            "ingest": {
+                "stock LlamaIndex": {"seconds": 40.0, "chunks": 715},
+                "stock lean": {"seconds": 20.0, "chunks": 715},
+                "project": {"embedding_backend=auto": {"seconds": 50.0, "total": "608 pages"}},
+            },
+            "latency_ms": latency,
+            "fresh_caches": True,
+            "load": "1.0",
+        },
+        machine="Machine: 2 cores (AMD EPYC 9R14, family 25 model 17).",
+        date="2026-11-28 12:00 UTC",
+        commit="abc1234",
+    )
+
+
+def test_a_library_record_renders_its_figures_into_library_md(tmp_path: Path) -> None:
+    write_record(library_record(), tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    assert written.name == "library.md"
+    text = written.read_text(encoding="utf-8")
+    assert "| 10-K (finance_qa) | project | 0.640 | 0.960 | 1.000 |" in text
+    assert "| MMLongBench-Doc dev | stock dense | 0.310 | 0.586 | 0.638 |" in text
+    assert "| 40.0 | 1.00 | 2.00 |" in text  # stock LlamaIndex: seconds, × itself, × lean
+    assert "| 50.0 | 1.25 | 2.50 |" in text  # the project against both stocks
+    assert "| project answer | 21.0 | 31.0 | 1.05 |" in text  # p50, p95, × stock dense p50
+    assert "family 25 model 17" in text and "abc1234" in text
+    assert "Reproduce: `python -m benchmarks run --suite library`" in text
+
+
+def test_the_newest_record_of_each_results_file_is_the_one_rendered(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    older = write_record(library_record(project_hit1=0.5), records)
+    newer = records / "library" / "99999999T000000.json"
+    newer.write_text(older.read_text(encoding="utf-8").replace("0.5,", "0.7,"), encoding="utf-8")
+    variant = library_record(project_hit1=0.62)
+    variant.variant = "onnx-int8"
+    write_record(variant, records)
+
+    latest = latest_records(records)
+
+    assert set(latest) == {"library.md", "library_onnx-int8.md"}
+    assert latest["library.md"].metrics["hits"][SETS[0]]["project"]["hit@1"] == 0.7
+    assert read_record(newer).suite == "library"
+
+
+def test_a_kinds_record_renders_hits_per_type_and_the_essay(tmp_path: Path) -> None:
+    record = Record(
+        suite="kinds",
+        command="python -m benchmarks run --suite kinds --reuse",
+        systems={"project (default)": "config.py", "project, no page evidence": "page_weight=0.0"},
+        datasets={"pdfs": "19 PDFs"},
+        metrics={
+            "hits": {
+                "MMLongBench-Doc dev / Guidebook": {"project (default)": rates(0.667, 1.0, 1.0, 3)}
+            },
+            "essay": {
+                "project (default)": {
+                    "hit_at": {"1": 0.864},
+                    "recall_at": {"5": 0.703, "10": 0.818},
+                    "mrr": 0.9,
+                    "questions": 44,
+                }
+            },
+            "evidence_profile": "",
+        },
+        timings={"retrieve_ms": {"project (default)": [16.0, 17.0]}, "repeats": 3, "load": "2"},
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "kinds.md"
+    assert (
+        "| MMLongBench-Doc dev / Guidebook | 3 | project (default) | 0.667 | 1.000 | 1.000 |"
+        in text
+    )
+    assert "| project (default) | 0.864 | 0.703 | 0.818 |" in text
+    assert "- project, no page evidence: page_weight=0.0" in text
