@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.suites import DEFAULT_STORAGE, SUITES, SuiteOptions
+from benchmarks.suites import SUITES, SuiteOptions
 from benchmarks.systems.process import OFFLINE
 
 RUN = "python -m benchmarks"
@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="measure one suite and store its record")
     run.add_argument("--suite", required=True, choices=sorted(SUITES))
-    run.add_argument("--storage", type=Path, default=DEFAULT_STORAGE)
+    run.add_argument(
+        "--storage", type=Path, help="where the suite keeps its ingests (storage/bench_<suite>)"
+    )
     run.add_argument("--reuse", action="store_true", help="keep the stored ingests and timings")
     run.add_argument(
         "--set",

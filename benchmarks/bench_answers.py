@@ -39,6 +39,7 @@ from benchmarks.metrics.answers import (
     reference_figure,
     text_match,
 )
+from benchmarks.records import RESULTS
 from benchmarks.systems.profiles import with_finance_words
 from benchmarks.systems.project import collection_for, ingest_all
 from benchmarks.systems.stock_llamaindex import StockBaseline, build_stock_suite
@@ -55,7 +56,6 @@ PROJECT = Path(__file__).resolve().parents[1]
 EVAL = PROJECT.parent / "shared" / "eval"
 FINANCE_QA = EVAL / "finance" / "finance_qa.json"
 MMLB_QA = EVAL / "mmlongbench_dev" / "questions.json"
-RESULTS = PROJECT / "benchmarks" / "results"
 PROJECT_NAME = "project"
 # The stock retrievers' usual depth: their best chunk is their first of ten (with one, a fusion
 # of two one-item lists is a tie that the dense list always wins).

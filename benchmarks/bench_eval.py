@@ -30,6 +30,7 @@ import config
 from benchmarks.metrics.pages import PageScore, score_pages, summarize_latency
 from benchmarks.metrics.timing import REPEATS
 from benchmarks.metrics.timing import fastest_in_turns as _timed
+from benchmarks.records import RESULTS
 from benchmarks.systems.profiles import with_finance_words
 from benchmarks.systems.project import (
     collection_for,
@@ -61,7 +62,6 @@ QUESTION_SETS = {
     "statements": PROJECT / "benchmarks" / "data" / "statement_questions.json",
 }
 PDFS = [PG_PDF, FINANCE / "NETFLIX_2020_10K.pdf", FINANCE / "MICROSOFT_2021_10K.pdf"]
-RESULTS = PROJECT / "benchmarks" / "results"
 TOP_K = 10
 LATENCY_HEADING = "## Warm latency"
 DEFAULT = "project (default)"

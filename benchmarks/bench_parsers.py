@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from benchmarks.records import RESULTS
 from citerag.eval.machine import describe_machine
 from citerag.parse.pymupdf_parser import PyMuPDFParser
 from citerag.types import ParsedDocument
@@ -28,7 +29,7 @@ from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 EVAL_DIR = PROJECT_DIR.parent / "shared" / "eval"
-RESULTS = PROJECT_DIR / "benchmarks" / "results" / "parsers.md"
+OUT = RESULTS / "parsers.md"
 NUMBER = re.compile(r"\d")
 NUMERIC_TITLE = re.compile(r"^[\s$€£(),.%\d—–-]+$")
 
@@ -146,9 +147,9 @@ def write_report(rows: list[Row]) -> None:
         *(_line(row) for row in rows),
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines), encoding="utf-8")
-    print(f"wrote {RESULTS}")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {OUT}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import Any
 
 import pymilvus
 
+from benchmarks.records import RESULTS
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.settings import Settings
@@ -30,7 +31,7 @@ DEFAULT_PDFS = [
     SHARED / "paul_graham" / "paul_graham_essay.pdf",
     SHARED / "finance" / "NETFLIX_2020_10K.pdf",
 ]
-RESULTS = Path(__file__).with_name("results") / "servers.md"
+OUT = RESULTS / "servers.md"
 DOCSTORE_WRITES = ("put_document", "put_chunks", "put_sentence_vectors", "put_tree", "mark_ready")
 
 
@@ -129,7 +130,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         results = measure(Path(folder), pdfs)
     text = report(results, _load())
-    RESULTS.write_text(text)
+    OUT.write_text(text)
     print(text)
     return 0
 

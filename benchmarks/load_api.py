@@ -33,11 +33,12 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.records import RESULTS
 from citerag.eval.machine import describe_machine
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
-RESULTS = PROJECT_DIR / "benchmarks" / "results" / "api_load.md"
+OUT = RESULTS / "api_load.md"
 DEFAULT_PDF = PROJECT_DIR.parent / "shared" / "eval" / "paul_graham" / "paul_graham_essay.pdf"
 FALLBACK_QUESTIONS = [
     "What did the author work on before college?",
@@ -338,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--max-requests", type=int, default=20_000)
     parser.add_argument("--uploads", type=int, default=40, help="uploads in all, at most")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.load_before = os.getloadavg()[0]
     questions = questions_for(args.collection)

@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.records import RESULTS
+
 PROJECT = Path(__file__).resolve().parents[1]
 
 EVAL = PROJECT.parent / "shared" / "eval"
 FINANCE = EVAL / "finance"
 FINANCE_QA = FINANCE / "finance_qa.json"
 STATEMENT_QA = PROJECT / "benchmarks" / "data" / "statement_questions.json"
-RESULTS = PROJECT / "benchmarks" / "results"
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:

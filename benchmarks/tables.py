@@ -17,9 +17,8 @@ from benchmarks.metrics.pages import (
     PageSummary,
     summarize_by_type,
 )
-from benchmarks.records import Record
+from benchmarks.records import RESULTS, Record
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PLOT_PATH = RESULTS / "finance_recall.png"
 
 

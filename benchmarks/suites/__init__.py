@@ -14,8 +14,10 @@ from benchmarks.systems.process import PROJECT
 SUITES = {
     "library": "benchmarks.suites.library",
     "kinds": "benchmarks.suites.kinds",
+    "shelf": "benchmarks.suites.shelf",
 }
-DEFAULT_STORAGE = PROJECT / "storage" / "bench_library"
+# Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
+STORAGE = {"library": "bench_library", "kinds": "bench_library", "shelf": "bench_shelf"}
 
 
 @dataclass
@@ -23,7 +25,7 @@ class SuiteOptions:
     """What a run may change. `settings` and `disabled_rankers` act on the project side only
     (its ingest process and its engine); the stock systems never read them."""
 
-    storage: Path = DEFAULT_STORAGE
+    storage: Path | None = None
     reuse: bool = False
     settings: dict[str, str] = field(default_factory=dict)
     disabled_rankers: list[str] = field(default_factory=list)
@@ -31,6 +33,10 @@ class SuiteOptions:
     rounds: int = 2
     fresh_caches: bool = True
     command: str = ""
+
+    def storage_for(self, suite: str) -> Path:
+        """The storage folder given, else the suite's own under the project's `storage/`."""
+        return self.storage or PROJECT / "storage" / STORAGE[suite]
 
     @property
     def variant(self) -> str:

@@ -134,20 +134,21 @@ def run(options: SuiteOptions) -> Record:
     from benchmarks.systems.stock_llamaindex import as_places, library_retrievers
 
     prepared_library(options)
+    storage = options.storage_for("kinds")
     environment = project_environment(
-        options.storage / "project", options.settings, options.disabled_rankers
+        storage / "project", options.settings, options.disabled_rankers
     )
-    engine = project_engine(options.storage / "project", environment)
+    engine = project_engine(storage / "project", environment)
     changes = variants(engine.settings)
     projects = {
         name: variant_retrieve(engine, COLLECTION, change, TOP_K)
         for name, change in changes.items()
     }
-    stock = library_retrievers(options.storage / STOCK, TOP_K)
+    stock = library_retrievers(storage / STOCK, TOP_K)
     systems: dict[str, Retrieve] = {
         **projects,
         **{name: as_places(r) for name, r in stock.items()},
-        "lean stock": LeanDense(options.storage / LEAN, TOP_K),
+        "lean stock": LeanDense(storage / LEAN, TOP_K),
     }
     metrics = {
         "hits": page_hits(systems),

@@ -125,21 +125,22 @@ def run(options: SuiteOptions) -> Record:
     from benchmarks.systems.stock_llamaindex import as_places, library_retrievers
 
     ingest = prepared_library(options)
+    storage = options.storage_for("library")
     pdfs = shared_pdfs()
     bound = embedding_bound(pdfs)
     environment = project_environment(
-        options.storage / "project", options.settings, options.disabled_rankers
+        storage / "project", options.settings, options.disabled_rankers
     )
-    engine = project_engine(options.storage / "project", environment)
-    stock = library_retrievers(options.storage / STOCK, TOP_K)
-    lean = LeanDense(options.storage / LEAN, TOP_K)
+    engine = project_engine(storage / "project", environment)
+    stock = library_retrievers(storage / STOCK, TOP_K)
+    lean = LeanDense(storage / LEAN, TOP_K)
     systems: dict[str, Retrieve] = {
         "project": engine_retrieve(engine, COLLECTION),
         **{name: as_places(r) for name, r in stock.items()},
         "lean stock": lean,
     }
     hits = page_hits(systems)
-    context = StorageContext.from_defaults(persist_dir=str(options.storage / STOCK))
+    context = StorageContext.from_defaults(persist_dir=str(storage / STOCK))
     own_embedder = load_index_from_storage(context, embed_model=engine.embed_model)
     paths: dict[str, Callable[[str], object]] = {
         STOCK_DENSE: stock["stock dense"].retrieve,

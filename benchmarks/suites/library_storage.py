@@ -64,7 +64,7 @@ def project_ingest(
 def prepared_library(options: SuiteOptions) -> dict[str, Any]:
     """Every system's ingest of the library under `options.storage`, and their timings:
     {system: {seconds, chunks, ...}, "project": {settings label: {seconds, total}}}."""
-    storage = options.storage
+    storage = options.storage_for("library")
     timings = storage / TIMINGS
     if options.reuse and timings.is_file():
         return dict(json.loads(timings.read_text(encoding="utf-8")))
