@@ -121,3 +121,41 @@ def test_a_kinds_record_renders_hits_per_type_and_the_essay(tmp_path: Path) -> N
     )
     assert "| project (default) | 0.864 | 0.703 | 0.818 |" in text
     assert "- project, no page evidence: page_weight=0.0" in text
+
+
+def test_a_shelf_record_renders_answers_and_cards(tmp_path: Path) -> None:
+    card = {"title": "Acme 10-K", "organisation": "Acme", "ticker": "ACME", "kind": "annual report"}
+    card |= {"fiscal_year": 2022, "quarter": None, "period_end": "2022-12-31"}
+    row = {"right_first": 0.9, "hit@1": 0.5, "hit@5": 0.75, "hit@10": 0.8}
+    record = Record(
+        suite="shelf",
+        command="python -m benchmarks run --suite shelf",
+        metrics={
+            "questions": 47,
+            "systems": {"project (default)": row},
+            "by_kind": {"project (default)": {"metrics-generated": row}},
+            "cards": {
+                "rows": [["acme_2022_10k.pdf", card, {"company": True, "kind": False}]],
+                "right": {"company": 1},
+                "n": 1,
+            },
+            "library_cards": {"rows": [["essay.pdf", "essay", card, False]], "right": 0, "n": 1},
+        },
+        timings={
+            "ingest": {"project": {"seconds": 12.0, "total": "52 files"}},
+            "p50_ms": 30.0,
+            "p95_ms": 50.0,
+            "load": "1.0",
+        },
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "shelf.md"
+    assert "| project (default) | 0.90 | 0.50 | 0.75 | 0.80 |" in text
+    assert (
+        "| acme_2022_10k.pdf | Acme | ACME | annual report | 2022 |  | 2022-12-31 | kind |" in text
+    )
+    assert "| essay.pdf | essay | annual report (not accepted) | Acme 10-K | Acme | 2022 |" in text
