@@ -8,7 +8,7 @@
 `run` measures one suite, stores one JSON record under `benchmarks/results/records/<suite>/`
 and renders that suite's results file from it; `report` renders every results file (and plot)
 from the newest stored records. Suites not yet on the runner run as modules
-(`python -m benchmarks.bench_shelf`, ...; see benchmarks/README.md).
+(`python -m benchmarks.bench_eval`, ...; see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
         "'separate', or both joined by '+' (onnx-int8+pooled)",
     )
     run.add_argument("--rounds", type=int, default=2, help="library: latency passes")
+    run.add_argument("--documents", type=int, help="ocr: the first N documents of each set")
+    run.add_argument(
+        "--pictures", action="store_true", help="ocr: also read the text inside pictures"
+    )
     run.add_argument(
         "--warm-caches",
         action="store_true",
@@ -89,6 +93,8 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         levers=list(args.levers),
         rounds=args.rounds,
         fresh_caches=not args.warm_caches,
+        documents=args.documents,
+        pictures=args.pictures,
         command=reproduce_command(argv),
     )
 

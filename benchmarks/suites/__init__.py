@@ -15,9 +15,15 @@ SUITES = {
     "library": "benchmarks.suites.library",
     "kinds": "benchmarks.suites.kinds",
     "shelf": "benchmarks.suites.shelf",
+    "ocr": "benchmarks.suites.ocr",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
-STORAGE = {"library": "bench_library", "kinds": "bench_library", "shelf": "bench_shelf"}
+STORAGE = {
+    "library": "bench_library",
+    "kinds": "bench_library",
+    "shelf": "bench_shelf",
+    "ocr": "bench_ocr",
+}
 
 
 @dataclass
@@ -32,6 +38,8 @@ class SuiteOptions:
     levers: list[str] = field(default_factory=list)
     rounds: int = 2
     fresh_caches: bool = True
+    documents: int | None = None  # ocr: the first N documents of each set
+    pictures: bool = False  # ocr: also a collection with the text inside pictures read
     command: str = ""
 
     def storage_for(self, suite: str) -> Path:

@@ -7,22 +7,17 @@ background parse, OCR included, as a user runs it); every labelled question of t
 is then asked of each collection (`Engine.retrieve`, 10 chunks) and scored by page hit@1/5/10
 (a chunk of the question's document on an evidence page among the first k distinct places).
 OCR speed is the scanned pages over the scan ingest's parse seconds. `--pictures` adds a third
-collection: the originals with the text inside their pictures read too (`ocr_pictures`).
-
-    python -m benchmarks.bench_ocr [--storage DIR] [--documents N] [--pictures]
-
+collection: the originals with the text inside their pictures read too (`ocr_pictures`);
 `--documents N` keeps the first N documents of each set (a shorter run; the file says so).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,13 +26,11 @@ from typing import Any
 import pymupdf
 
 from benchmarks.datasets.library import EVAL, LIBRARY_SETS
+from benchmarks.records import Record
+from benchmarks.suites import SuiteOptions
+from benchmarks.systems.process import PROJECT, base_environment
 from benchmarks.systems.project import project_engine
-from benchmarks.tables import RESULTS, publish, shared_data_missing
-from citerag.eval.machine import describe_machine
 
-PROJECT = Path(__file__).resolve().parents[1]
-
-OUT = RESULTS / "ocr.md"
 FOLDERS = (EVAL / "mmlongbench_dev" / "pdfs", EVAL / "finance")
 SCAN_DPI = 150
 KS = (1, 5, 10)
@@ -102,7 +95,7 @@ def ingest(storage: Path, folder: Path, collection: str, env: dict[str, str]) ->
     started = time.perf_counter()
     done = subprocess.run(
         [*command, "--collection", collection],
-        env={**os.environ, "RAG_STORAGE_DIR": str(storage), **env},
+        env=base_environment({"RAG_STORAGE_DIR": str(storage), **env}),
         capture_output=True,
         text=True,
         check=False,
@@ -141,135 +134,59 @@ def hit_rates(engine: Any, collection: str, asked: Sequence[dict[str, Any]]) -> 
     return {k: sum(s[k] for s in scored) / max(len(scored), 1) for k in KS}
 
 
-def rendering(seconds: float) -> str:
-    if seconds < 1.0:
-        return "the scans an earlier run rendered were used again"
-    return f"rendering the scans took {seconds:.1f} s (not counted)"
+def scope_line(names: set[str], pages: int, limit: int | None, asked: int) -> str:
+    documents = (
+        "every MMLongBench-Doc dev PDF and both 10-Ks"
+        if not limit
+        else f"the first {limit} of the dev split's PDFs and of the 10-Ks, not all"
+    )
+    return (
+        f"{len(names)} documents ({pages} pages), {documents}; {asked} labelled questions about "
+        "them, asked of each collection (10 chunks each)."
+    )
 
 
-def render(results: dict[str, Any]) -> str:
-    lines = [
-        "# Scanned documents beside their born-digital originals",
-        "",
-        "`python -m benchmarks.bench_ocr"
-        + (f" --documents {results['limit']}" if results["limit"] else "")
-        + (" --pictures" if results["pictures"] else "")
-        + "`: "
-        + results["scope"],
-        "",
-        describe_machine(),
-        "",
-        "| set | questions | collection | hit@1 | hit@5 | hit@10 |",
-        "|---|---:|---|---:|---:|---:|",
-    ]
-    for set_name, rows in results["quality"].items():
-        for collection, rates in rows.items():
-            cells = " | ".join(f"{rates[k]:.2f}" for k in KS)
-            lines.append(f"| {set_name} | {results['asked'][set_name]} | {collection} | {cells} |")
-    lines += ["", "| ingest | seconds | parse seconds | total line |", "|---|---:|---:|---|"]
-    for collection, run in results["ingests"].items():
-        lines.append(
-            f"| {collection} | {run['seconds']:.1f} | {run['parse_s']:.1f} | {run['total']} |"
-        )
-    pages, parse = results["scanned_pages"], results["ingests"][SCANS]["parse_s"]
-    lines += [
-        "",
-        f"OCR: {pages} scanned pages read in {parse:.1f} s of parse ({pages / max(parse, 1e-9):.2f}"
-        f" pages/s, background parse process, Tesseract one thread a page, pages side by "
-        f"side); {rendering(results['render_s'])}.",
-        "",
-        *results["notes"],
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--storage", type=Path, help="keep the collections here")
-    parser.add_argument("--documents", type=int, help="the first N documents of each set")
-    parser.add_argument("--pictures", action="store_true", help="also OCR pictures on text pages")
-    args = parser.parse_args()
-    if shared_data_missing(list(FOLDERS)):
-        return 0
-    storage = args.storage or Path(tempfile.mkdtemp(prefix="bench_ocr_"))
-    scanned_pages, render_s = prepare(storage, documents(args.documents))
+def run(options: SuiteOptions) -> Record:
+    storage = options.storage_for("ocr")
+    scanned_pages, render_s = prepare(storage, documents(options.documents))
     originals, scans = storage / "originals", storage / "scans"
     ingests = {
         DIGITAL: ingest(storage, originals, DIGITAL, {}),
         SCANS: ingest(storage, scans, SCANS, {}),
     }
-    if args.pictures:
+    if options.pictures:
         ingests[PICTURES] = ingest(storage, originals, PICTURES, {"RAG_OCR_PICTURES": "true"})
     ingests = with_earlier_runs(storage, ingests)
     names = {pdf.name for pdf in originals.glob("*.pdf")}
     asked = questions(names)
-    quality: dict[str, dict[str, dict[int, float]]] = {}
+    quality: dict[str, dict[str, dict[str, float]]] = {}
     engine = project_engine(storage)
     try:
         for set_name, listed in asked.items():
             quality[set_name] = {}
             for collection in ingests:
-                quality[set_name][collection] = hit_rates(engine, collection, listed)
-                print(f"{set_name} / {collection}: {quality[set_name][collection]}", flush=True)
+                rates = hit_rates(engine, collection, listed)
+                quality[set_name][collection] = {f"hit@{k}": v for k, v in rates.items()}
+                print(f"{set_name} / {collection}: {rates}", flush=True)
     finally:
         engine.close()
-    scope = (
-        f"{len(names)} documents ({scanned_pages} pages), "
-        + (
-            "every MMLongBench-Doc dev PDF and both 10-Ks"
-            if not args.documents
-            else f"the first {args.documents} of the dev split's PDFs and of the 10-Ks, not all"
-        )
-        + f"; {sum(len(v) for v in asked.values())} labelled questions about them, asked of "
-        "each collection (10 chunks each)."
+    return Record(
+        suite="ocr",
+        command=options.command,
+        variant=options.variant,
+        settings=dict(options.settings),
+        systems={name: "the project, `main.py ingest`" for name in ingests},
+        datasets={
+            "scope": scope_line(
+                names, scanned_pages, options.documents, sum(len(v) for v in asked.values())
+            ),
+            **{name: f"{len(v)} questions" for name, v in asked.items()},
+        },
+        metrics={"hits": quality, "asked": {k: len(v) for k, v in asked.items()}},
+        timings={
+            "ingests": ingests,
+            "scanned_pages": scanned_pages,
+            "render_s": render_s,
+            "load": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
+        },
     )
-    results = {
-        "limit": args.documents,
-        "pictures": args.pictures,
-        "scope": scope,
-        "quality": quality,
-        "asked": {k: len(v) for k, v in asked.items()},
-        "ingests": ingests,
-        "scanned_pages": scanned_pages,
-        "render_s": render_s,
-        "notes": NOTES,
-    }
-    publish(render(results), OUT)
-    return 0
-
-
-NOTES: list[str] = [
-    "## The engine, chosen by measurement",
-    "",
-    "Four pages of the Netflix 10-K (3, 21, 41, 56: prose, a table of contents, financial "
-    "tables) rendered at 150 dpi, OCR'd one thread at a time, the share of the text layer's "
-    "words read back (multiset overlap, case and punctuation aside):",
-    "",
-    "| engine | seconds a page | words read |",
-    "|---|---:|---:|",
-    "| Tesseract 5.3 command line, TSV (`tesseract - - tsv`: what `pytesseract` runs) | "
-    "1.42 | 0.980 |",
-    "| PyMuPDF's OCR text page (`get_textpage_ocr(full=True)`, MuPDF's own Tesseract) | "
-    "2.53 | 0.965 |",
-    "| the same command line on the page re-rendered at 300 dpi | 2.75 | 0.932 |",
-    "",
-    "The command line reads more words in less time and gives each word's confidence "
-    "(PyMuPDF's text page gives none), so it is the engine (`citerag/parse/ocr.py`); it needs "
-    "no Python package. Not measured: `tesserocr` (no wheel here; it builds against "
-    "libtesseract-dev), and ONNX OCR packages (`rapidocr-onnxruntime` ships its models, but "
-    "is tuned for Chinese first; left for a later measurement).",
-    "",
-    "## Reading the table",
-    "",
-    "hit@k is asked of each collection alone (17 documents each), so the born-digital figures "
-    "are not those of `kinds.md` (19 documents, other PDFs beside). The machine is shared: "
-    "other engineers' jobs ran beside this one (load average 6-8 on 2 cores), so pages/s is "
-    "a floor; each page is one Tesseract process of one thread, two pages at a time.",
-    "Text inside pictures reads raster pictures only (27 on these 17 documents); charts drawn "
-    "as vector paths are not read. It was not measured on the essay, the career eBook or the "
-    "statement questions, so it stays off by default.",
-]
-
-if __name__ == "__main__":
-    raise SystemExit(main())
