@@ -159,3 +159,31 @@ def test_a_shelf_record_renders_answers_and_cards(tmp_path: Path) -> None:
         "| acme_2022_10k.pdf | Acme | ACME | annual report | 2022 |  | 2022-12-31 | kind |" in text
     )
     assert "| essay.pdf | essay | annual report (not accepted) | Acme 10-K | Acme | 2022 |" in text
+
+
+def test_an_ocr_record_renders_hits_per_collection_and_the_ocr_speed(tmp_path: Path) -> None:
+    ingest = {"seconds": 10.0, "parse_s": 4.0, "total": "17 files"}
+    record = Record(
+        suite="ocr",
+        command="python -m benchmarks run --suite ocr --pictures",
+        variant="",
+        datasets={"scope": "17 documents (539 pages)"},
+        metrics={
+            "hits": {SETS[0]: {"scans": rates(0.5, 0.9, 1.0, 50)}},
+            "asked": {SETS[0]: 50},
+        },
+        timings={
+            "ingests": {"digital": ingest, "scans": ingest},
+            "scanned_pages": 20,
+            "render_s": 3.0,
+            "load": "2.0",
+        },
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "ocr.md"
+    assert "| 10-K (finance_qa) | 50 | scans | 0.50 | 0.90 | 1.00 |" in text
+    assert "OCR: 20 scanned pages read in 4.0 s of parse (5.00 pages/s" in text
