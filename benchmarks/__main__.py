@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--pictures", action="store_true", help="ocr: also read the text inside pictures"
     )
     run.add_argument(
+        "--sizes", type=int, nargs="+", default=[10_000, 100_000], help="scale: chunks"
+    )
+    run.add_argument("--questions", type=int, default=40, help="scale: questions per collection")
+    run.add_argument(
         "--warm-caches",
         action="store_true",
         help="time the project's ingest with its exported models already cached",
@@ -95,6 +99,8 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         fresh_caches=not args.warm_caches,
         documents=args.documents,
         pictures=args.pictures,
+        sizes=list(args.sizes),
+        questions=args.questions,
         command=reproduce_command(argv),
     )
 

@@ -16,6 +16,7 @@ SUITES = {
     "kinds": "benchmarks.suites.kinds",
     "shelf": "benchmarks.suites.shelf",
     "ocr": "benchmarks.suites.ocr",
+    "scale": "benchmarks.suites.scale",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -23,6 +24,7 @@ STORAGE = {
     "kinds": "bench_library",
     "shelf": "bench_shelf",
     "ocr": "bench_ocr",
+    "scale": "bench_scale",
 }
 
 
@@ -40,6 +42,8 @@ class SuiteOptions:
     fresh_caches: bool = True
     documents: int | None = None  # ocr: the first N documents of each set
     pictures: bool = False  # ocr: also a collection with the text inside pictures read
+    sizes: list[int] = field(default_factory=lambda: [10_000, 100_000])  # scale: chunks
+    questions: int = 40  # scale: questions asked of each collection
     command: str = ""
 
     def storage_for(self, suite: str) -> Path:

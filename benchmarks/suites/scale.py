@@ -13,15 +13,13 @@ parse cache first, so adding it includes its parse.
 Each measurement runs in a fresh process, so cold-open time and resident memory are what a new
 `serve` or `query` process pays:
 
-    .venv/bin/python -m benchmarks.bench_scale [--sizes 10000 100000] [--questions 40]
+    python -m benchmarks run --suite scale [--sizes 10000 100000] [--questions 40]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -30,20 +28,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datasets.library import shared_pdfs
+from benchmarks.datasets.library import EVAL, shared_pdfs
+from benchmarks.records import Record
+from benchmarks.suites import SuiteOptions
+from benchmarks.systems.process import PROJECT, base_environment
 from benchmarks.systems.project import project_engine
-from benchmarks.tables import RESULTS
 from citerag.parse.cache import cache_path
 from citerag.parse.validate import inspect_pdf
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
 SOURCE = "library"
-ADDED_PDF = SHARED / "finance" / "NETFLIX_2020_10K.pdf"  # 95 pages
-RESULT_FILE = RESULTS / "scale.md"
+ADDED_PDF = EVAL / "finance" / "NETFLIX_2020_10K.pdf"  # 95 pages
 
 
 def questions(limit: int) -> list[str]:
-    sets = [SHARED / "finance" / "finance_qa.json", SHARED / "mmlongbench_dev" / "questions.json"]
+    sets = [EVAL / "finance" / "finance_qa.json", EVAL / "mmlongbench_dev" / "questions.json"]
     found = [q["question"] for path in sets for q in json.loads(path.read_text(encoding="utf-8"))]
     return found[:limit]
 
@@ -141,105 +139,50 @@ def add_and_delete(engine: Any, collection: str, question: str) -> dict[str, flo
     }
 
 
-def run_measure(storage: Path, size: int, count: int) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        __file__,
-        "--storage",
-        str(storage),
-        "--measure",
-        f"scale_{size}",
-        "--questions",
-        str(count),
-    ]
-    if size == max(SIZES_WITH_ADD or [size]):
+def run_measure(storage: Path, size: int, count: int, add_delete: bool) -> dict[str, Any]:
+    """`measure` in a fresh process, so cold open and memory are what a new process pays."""
+    command = [sys.executable, "-m", "benchmarks.suites.scale", "--storage", str(storage)]
+    command += ["--measure", f"scale_{size}", "--questions", str(count)]
+    if add_delete:
         command.append("--add-delete")
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(
+        command, check=True, capture_output=True, text=True, cwd=PROJECT, env=base_environment()
+    ).stdout
     return dict(json.loads(output.strip().splitlines()[-1]))
 
 
-SIZES_WITH_ADD: list[int] = []
-
-
-def render(
-    rows: list[dict[str, Any]], build_s: dict[int, float], count: int, disk_gb: float
-) -> str:
-    lines = [
-        "# A library at scale",
-        "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, embedded stack (Milvus Lite, SQLite, bm25s files). "
-        f"{count} questions (finance and MMLongBench-Doc dev), each asked once per collection "
-        "after one warm-up question; every collection measured in a fresh process.",
-        "",
-        "| chunks | build s | cold open s | retrieve p50 / p95 ms | answer p50 / p95 ms "
-        "| RSS MB | add 95-page PDF s | first question after add s | delete s "
-        "| first question after delete s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in rows:
-        size = int(row["collection"].split("_")[-1])
-        extra = [
-            f"{row[k]:.2f}" if k in row else "-"
-            for k in (
-                "add_s",
-                "first_question_after_add_s",
-                "delete_s",
-                "first_question_after_delete_s",
-            )
-        ]
-        lines.append(
-            f"| {row['chunks']:,} | {build_s.get(size, 0):.0f} | {row['cold_open_s']:.1f} "
-            f"| {row['retrieve_ms'][0]:.0f} / {row['retrieve_ms'][1]:.0f} "
-            f"| {row['answer_ms'][0]:.0f} / {row['answer_ms'][1]:.0f} | {row['rss_mb']:.0f} | "
-            + " | ".join(extra)
-            + " |"
-        )
-    lines += ["", million_note(rows, build_s, disk_gb)]
-    return "\n".join(lines) + "\n"
-
-
-def million_note(rows: list[dict[str, Any]], build_s: dict[int, float], disk_gb: float) -> str:
-    """Why there is no 1M row: what it would take, scaled from this run's largest collection."""
-    size = max(build_s, default=0)
-    largest = max(rows, key=lambda row: int(row["chunks"]), default=None)
-    if not size or not build_s[size] or largest is None:
-        return "1M chunks: not built (no build was timed in this run)."
-    scale = 1_000_000 / int(largest["chunks"])
-    hours = build_s[size] / size * 1_000_000 / 3600
-    return (
-        f"1M chunks: not built. Scaled linearly from this run: copying it through the "
-        f"project's stores would take about {hours:.1f} hours here, the storage folder would "
-        f"hold about {disk_gb * scale:.0f} GB (it holds {disk_gb:.1f} GB now, mostly one "
-        f"384-dimension vector per sentence), and a process answering over it would need about "
-        f"{largest['rss_mb'] * scale / 1024:.0f} GB resident (collection state, page vectors "
-        f"and keyword segments), against 24 GB on this machine."
+def run(options: SuiteOptions) -> Record:
+    storage = options.storage_for("scale")
+    sizes = options.sizes
+    asked = questions(options.questions)
+    build_s = build(storage, sizes)
+    rows = [run_measure(storage, size, len(asked), size == max(sizes)) for size in sizes]
+    disk = sum(f.stat().st_size for f in storage.rglob("*") if f.is_file()) / 1e9
+    return Record(
+        suite="scale",
+        command=options.command,
+        variant=options.variant,
+        settings=dict(options.settings),
+        systems={"project": "embedded stack (Milvus Lite, SQLite, bm25s files)"},
+        datasets={
+            "questions": f"{len(asked)} questions (finance and MMLongBench-Doc dev)",
+            "collections": "the library copied up to " + ", ".join(f"{s:,}" for s in sizes),
+        },
+        metrics={"rows": rows, "disk_gb": disk},
+        timings={"build_s": {str(k): v for k, v in build_s.items()}},
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--storage", type=Path, default=Path("storage/bench_scale"))
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    """The child process of `run_measure`."""
+    parser = argparse.ArgumentParser(description="Measure one collection in a fresh process.")
+    parser.add_argument("--storage", type=Path, required=True)
+    parser.add_argument("--measure", required=True)
     parser.add_argument("--questions", type=int, default=40)
-    parser.add_argument("--measure", help=argparse.SUPPRESS)
-    parser.add_argument("--add-delete", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--add-delete", action="store_true")
     args = parser.parse_args()
     asked = questions(args.questions)
-    if args.measure:
-        print(json.dumps(measure(args.storage, args.measure, asked, args.add_delete)))
-        return
-    if not SHARED.is_dir():
-        sys.exit(f"{SHARED} is absent: put the shared evaluation data beside the project.")
-    SIZES_WITH_ADD.append(max(args.sizes))
-    build_s = build(args.storage, args.sizes)
-    rows = [run_measure(args.storage, size, len(asked)) for size in args.sizes]
-    for row in rows:
-        print(json.dumps(row))
-    disk = sum(f.stat().st_size for f in args.storage.rglob("*") if f.is_file()) / 1e9
-    report = render(rows, build_s, len(asked), disk)
-    RESULT_FILE.write_text(report, encoding="utf-8")
-    print(report)
+    print(json.dumps(measure(args.storage, args.measure, asked, args.add_delete)))
 
 
 if __name__ == "__main__":
