@@ -8,7 +8,7 @@
 `run` measures one suite, stores one JSON record under `benchmarks/results/records/<suite>/`
 and renders that suite's results file from it; `report` renders every results file (and plot)
 from the newest stored records. Suites not yet on the runner run as modules
-(`python -m benchmarks.bench_eval`, ...; see benchmarks/README.md).
+(`python -m benchmarks.bench_tree`, ...; see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--questions", type=int, default=40, help="scale: questions per collection")
     run.add_argument(
+        "--compare", default="", metavar="KEY=VALUE", help="retrieval: the default beside this"
+    )
+    run.add_argument("--skip-latency", action="store_true", help="retrieval: quality only")
+    run.add_argument(
         "--warm-caches",
         action="store_true",
         help="time the project's ingest with its exported models already cached",
@@ -101,6 +105,8 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         pictures=args.pictures,
         sizes=list(args.sizes),
         questions=args.questions,
+        compare=args.compare,
+        skip_latency=args.skip_latency,
         command=reproduce_command(argv),
     )
 

@@ -44,11 +44,14 @@ def plot_hits(hits: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path)
 
 def render_record(record: Record, results: Path = RESULTS, plots: bool = True) -> Path:
     """Write one record's results file (and plot); returns the file's path."""
-    text = report_module(record.suite).render(record)
-    if plots and "hits" in record.metrics:
-        plot = plot_hits(
-            record.metrics["hits"], results / record.results_name.replace(".md", ".png")
-        )
+    module = report_module(record.suite)
+    text = module.render(record)
+    picture = results / record.results_name.replace(".md", ".png")
+    if plots and hasattr(module, "plot"):  # a suite that draws its own figure
+        plot = module.plot(record, picture)
+        text = f"{text.rstrip()}\n\n![{record.suite}]({plot.name})\n"
+    elif plots and "hits" in record.metrics:
+        plot = plot_hits(record.metrics["hits"], picture)
         text = f"{text.rstrip()}\n\n![page {PLOTTED_K} per set and system]({plot.name})\n"
     out = results / record.results_name
     out.write_text(text, encoding="utf-8")

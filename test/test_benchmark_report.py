@@ -187,3 +187,36 @@ def test_an_ocr_record_renders_hits_per_collection_and_the_ocr_speed(tmp_path: P
     assert written.name == "ocr.md"
     assert "| 10-K (finance_qa) | 50 | scans | 0.50 | 0.90 | 1.00 |" in text
     assert "OCR: 20 scanned pages read in 4.0 s of parse (5.00 pages/s" in text
+
+
+def test_a_retrieval_record_renders_recall_per_type_and_the_essay(tmp_path: Path) -> None:
+    summary = {"recall_at": {"1": 0.66, "3": 0.92, "5": 0.98, "10": 1.0}, "mrr": 0.796, "n": 50}
+    record = Record(
+        suite="retrieval",
+        command="python -m benchmarks run --suite retrieval",
+        systems={"project (default)": "config.py"},
+        datasets={"parser": "pymupdf"},
+        metrics={
+            "pages": {"finance_qa": {"project (default)": {"metrics": summary, "all": summary}}},
+            "essay": {
+                "project (default)": {
+                    "hit_at": {"1": 0.8},
+                    "recall_at": {"5": 0.765, "10": 0.872},
+                    "mrr": 0.85,
+                    "questions": 44,
+                }
+            },
+        },
+        timings={"ingestion": [["essay.pdf", 10, 40, 2.5]], "latency_ms": {}, "repeats": 3},
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "retrieval.md"
+    assert "## finance_qa (50 questions)" in text
+    assert "| project (default) | 0.660 | 0.920 | 0.980 | 1.000 | 0.796 | 50 |" in text
+    assert "| metrics | project (default) | 0.660 |" in text
+    assert "| project (default) | 0.800 | 0.850 | 0.765 | 0.872 |" in text
+    assert "| essay.pdf | 10 | 40 | 2.5 |" in text

@@ -17,6 +17,7 @@ SUITES = {
     "shelf": "benchmarks.suites.shelf",
     "ocr": "benchmarks.suites.ocr",
     "scale": "benchmarks.suites.scale",
+    "retrieval": "benchmarks.suites.retrieval",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -25,6 +26,7 @@ STORAGE = {
     "shelf": "bench_shelf",
     "ocr": "bench_ocr",
     "scale": "bench_scale",
+    "retrieval": "bench_retrieval",
 }
 
 
@@ -44,6 +46,8 @@ class SuiteOptions:
     pictures: bool = False  # ocr: also a collection with the text inside pictures read
     sizes: list[int] = field(default_factory=lambda: [10_000, 100_000])  # scale: chunks
     questions: int = 40  # scale: questions asked of each collection
+    compare: str = ""  # retrieval: the default beside this one change ("key=value")
+    skip_latency: bool = False  # retrieval: quality only
     command: str = ""
 
     def storage_for(self, suite: str) -> Path:
