@@ -80,7 +80,8 @@ def write_record(record: Record, folder: Path = RECORDS) -> Path:
     name = f"{stamp}{'_' + record.variant if record.variant else ''}.json"
     path = folder / record.suite / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(record), indent=1, ensure_ascii=False) + "\n", "utf-8")
+    text = json.dumps(asdict(record), indent=1, ensure_ascii=False, default=str)
+    path.write_text(text + "\n", "utf-8")
     return path
 
 
