@@ -14,7 +14,7 @@ upload of a small PDF of its own (ingested in the background into another collec
 (both bounded). A request counts as an error unless it is a 200 whose answer has sources (a
 stream: whose last chunk carries them, followed by `[DONE]`), a 200 PNG, or a 202 whose job
 then finishes `done` (waited for, bounded, after the load stops). Results go to
-benchmarks/results/api_load.md, above the earlier runs' figures.
+benchmarks/results/api_load.md.
 """
 
 from __future__ import annotations
@@ -310,15 +310,6 @@ def failed(samples: list[Sample]) -> int:
     return sum(not s.ok for s in samples)
 
 
-def with_earlier_runs(text: str, out: Path) -> str:
-    """The new report, then the earlier runs' figures kept from `out` (title dropped)."""
-    if not out.exists():
-        return text
-    earlier = out.read_text().split("\n", 1)[-1].strip()
-    earlier = earlier.replace("## Earlier run", "### Earlier run")
-    return f"{text}\n## Earlier run\n\n{earlier}\n"
-
-
 def questions_for(collection: str) -> list[str]:
     try:
         import queries
@@ -348,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         samples, elapsed, backlog = with_own_server(args, questions)
     text = report(samples, elapsed, backlog, args, args.pdf.name if not args.url else "as stored")
-    args.out.write_text(with_earlier_runs(text, args.out))
+    args.out.write_text(text)
     print(text)
     return 0 if all(s.ok for s in samples) else 1
 
