@@ -113,7 +113,7 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
 
 def run_suite(options: SuiteOptions, suite: str) -> int:
     from benchmarks.datasets.library import PDF_FOLDERS, missing_inputs
-    from benchmarks.records import stamped, write_record
+    from benchmarks.records import git_commit, stamped, write_record
     from benchmarks.report import render_record
     from benchmarks.suites import suite_module
 
@@ -127,7 +127,10 @@ def run_suite(options: SuiteOptions, suite: str) -> int:
     os.environ.update({k.upper(): v for k, v in options.settings.items()})
     if options.disabled_rankers:
         os.environ["DISABLED_RANKERS"] = ",".join(options.disabled_rankers)
-    record = stamped(suite_module(suite).run(options))
+    commit = git_commit()  # the code that runs: taken before the run, as edits may follow
+    record = suite_module(suite).run(options)
+    record.commit = commit
+    record = stamped(record)
     path = write_record(record)
     out = render_record(record)
     print(f"record: {path}\nresults: {out}")

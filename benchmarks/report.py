@@ -26,17 +26,18 @@ def plot_hits(hits: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path)
     groups = [g for g in hits if " / " not in g]  # the sets, not the per-type breakdowns
     systems = list(dict.fromkeys(s for g in groups for s in hits[g]))
     width = 0.8 / max(1, len(systems))
-    fig, ax = plt.subplots(figsize=(max(7.0, 2.4 * len(groups)), 4.2))
+    rows = (len(systems) + 2) // 3  # legend rows below the bars
+    fig, ax = plt.subplots(figsize=(max(7.0, 2.4 * len(groups)), 4.2 + 0.22 * rows))
     for i, system in enumerate(systems):
         xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(groups))]
         values = [hits[g].get(system, {}).get(PLOTTED_K, 0.0) for g in groups]
-        ax.bar(xs, values, width, label=system)
+        ax.bar(xs, values, width, label=system, color=plt.get_cmap("tab20")(i % 20))
     ax.set_xticks(range(len(groups)), groups)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(f"page {PLOTTED_K}")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=6, ncol=2, loc="lower right")
-    fig.tight_layout()
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=7)
+    fig.tight_layout(rect=(0, 0.04 * rows, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
