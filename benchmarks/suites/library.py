@@ -45,7 +45,8 @@ SYSTEMS = {
     "stock BM25": "BM25Retriever (bm25s) over the stock nodes",
     "stock RRF": "QueryFusionRetriever (reciprocal rank, one query) over stock dense and BM25",
     "lean stock": "the same pages, splitter and MiniLM; plain SentenceTransformer.encode "
-    "batches of 64; numpy dot product",
+    "batches of 64 of the chunk text alone (LlamaIndex also embeds each node's metadata, and "
+    "counts it in the chunk size, so it cuts a few more chunks); numpy dot product",
 }
 
 
