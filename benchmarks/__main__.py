@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare", default="", metavar="KEY=VALUE", help="retrieval: the default beside this"
     )
     run.add_argument("--skip-latency", action="store_true", help="retrieval: quality only")
+    run.add_argument("--llm", action="store_true", help="answers: answer with the configured LLM")
+    run.add_argument("--limit", type=int, default=0, help="answers: only the first N questions")
     run.add_argument(
         "--warm-caches",
         action="store_true",
@@ -107,6 +109,8 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         questions=args.questions,
         compare=args.compare,
         skip_latency=args.skip_latency,
+        llm=args.llm,
+        limit=args.limit,
         command=reproduce_command(argv),
     )
 

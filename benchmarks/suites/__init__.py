@@ -18,6 +18,7 @@ SUITES = {
     "ocr": "benchmarks.suites.ocr",
     "scale": "benchmarks.suites.scale",
     "retrieval": "benchmarks.suites.retrieval",
+    "answers": "benchmarks.suites.answers",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -27,6 +28,7 @@ STORAGE = {
     "ocr": "bench_ocr",
     "scale": "bench_scale",
     "retrieval": "bench_retrieval",
+    "answers": "bench_answers",
 }
 
 
@@ -48,6 +50,8 @@ class SuiteOptions:
     questions: int = 40  # scale: questions asked of each collection
     compare: str = ""  # retrieval: the default beside this one change ("key=value")
     skip_latency: bool = False  # retrieval: quality only
+    llm: bool = False  # answers: answer with the configured LLM
+    limit: int = 0  # answers: only the first N questions (0: all)
     command: str = ""
 
     def storage_for(self, suite: str) -> Path:
