@@ -220,3 +220,39 @@ def test_a_retrieval_record_renders_recall_per_type_and_the_essay(tmp_path: Path
     assert "| metrics | project (default) | 0.660 |" in text
     assert "| project (default) | 0.800 | 0.850 | 0.765 | 0.872 |" in text
     assert "| essay.pdf | 10 | 40 | 2.5 |" in text
+
+
+def test_an_answers_record_renders_matches_per_group(tmp_path: Path) -> None:
+    def row(group: str, first: bool, unsupported: bool) -> dict[str, object]:
+        return {
+            "set": "finance_qa",
+            "group": group,
+            "numeric": True,
+            "textual": False,
+            "first": first,
+            "any": True,
+            "text": False,
+            "precision": 1.0,
+            "unsupported": unsupported,
+            "seconds": 0.02,
+        }
+
+    record = Record(
+        suite="answers",
+        command="python -m benchmarks run --suite answers",
+        metrics={
+            "scores": {
+                "project": [row("table", True, False), row("table", False, True)],
+            },
+            "model": "extractive, no LLM",
+            "settings": {"parser": "pymupdf"},
+        },
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "answers.md"
+    assert "| table | project | 0.50 / 1.00 (n=2) | – | 1.00 (2) | 0.50 (1/2) |" in text
+    assert "| project | 20 | 20 |" in text  # answer time p50 and p95, ms
