@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--llm", action="store_true", help="answers: answer with the configured LLM")
     run.add_argument("--limit", type=int, default=0, help="answers: only the first N questions")
     run.add_argument(
+        "--budgets", type=int, nargs="+", default=[10, 20], help="compound: sources per answer"
+    )
+    run.add_argument(
         "--warm-caches",
         action="store_true",
         help="time the project's ingest with its exported models already cached",
@@ -111,6 +114,7 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         skip_latency=args.skip_latency,
         llm=args.llm,
         limit=args.limit,
+        budgets=list(args.budgets),
         command=reproduce_command(argv),
     )
 

@@ -19,6 +19,7 @@ SUITES = {
     "scale": "benchmarks.suites.scale",
     "retrieval": "benchmarks.suites.retrieval",
     "answers": "benchmarks.suites.answers",
+    "compound": "benchmarks.suites.compound",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -29,6 +30,7 @@ STORAGE = {
     "scale": "bench_scale",
     "retrieval": "bench_retrieval",
     "answers": "bench_answers",
+    "compound": "bench_library",  # it asks the library suite's collection
 }
 
 
@@ -52,6 +54,7 @@ class SuiteOptions:
     skip_latency: bool = False  # retrieval: quality only
     llm: bool = False  # answers: answer with the configured LLM
     limit: int = 0  # answers: only the first N questions (0: all)
+    budgets: list[int] = field(default_factory=lambda: [10, 20])  # compound: sources per answer
     command: str = ""
 
     def storage_for(self, suite: str) -> Path:
