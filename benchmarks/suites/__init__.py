@@ -20,6 +20,7 @@ SUITES = {
     "retrieval": "benchmarks.suites.retrieval",
     "answers": "benchmarks.suites.answers",
     "compound": "benchmarks.suites.compound",
+    "enrichment": "benchmarks.suites.enrichment",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -31,6 +32,7 @@ STORAGE = {
     "retrieval": "bench_retrieval",
     "answers": "bench_answers",
     "compound": "bench_library",  # it asks the library suite's collection
+    "enrichment": "bench_enrichment",
 }
 
 
