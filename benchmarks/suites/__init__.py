@@ -21,6 +21,7 @@ SUITES = {
     "answers": "benchmarks.suites.answers",
     "compound": "benchmarks.suites.compound",
     "enrichment": "benchmarks.suites.enrichment",
+    "list_filters": "benchmarks.suites.list_filters",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -33,6 +34,7 @@ STORAGE = {
     "answers": "bench_answers",
     "compound": "bench_library",  # it asks the library suite's collection
     "enrichment": "bench_enrichment",
+    "list_filters": "bench_list_filters",
 }
 
 

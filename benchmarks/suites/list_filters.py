@@ -4,16 +4,12 @@
 one year (about 2%). Compared, for top-10 search: an ARRAY field with `array_contains`, the
 matching ids (found in memory, as the collection state does) pushed as `id in [...]`, and an
 unfiltered search of 35 whose hits are then filtered (what a retriever does without pushdown).
-Recall is against exact search over the matching rows. Writes
-benchmarks/results/list_filters.md.
-
-    .venv/bin/python -m benchmarks.bench_list_filters
+Recall is against exact search over the matching rows.
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,15 +18,14 @@ from pathlib import Path
 import numpy as np
 from pymilvus import DataType, MilvusClient
 
-from citerag.eval.machine import describe_machine
-
-PROJECT = Path(__file__).resolve().parents[1]
+from benchmarks.records import Record
+from benchmarks.suites import SuiteOptions
 
 ROWS, DIM, QUERIES, TOP_K = 20_000, 384, 30, 10
 YEARS = [str(y) for y in range(1970, 2020)]
 
 
-def main() -> int:
+def run(options: SuiteOptions) -> Record:
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((ROWS, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -38,20 +33,30 @@ def main() -> int:
     queries = vectors[rng.choice(ROWS, QUERIES)] + 0.1 * rng.standard_normal((QUERIES, DIM))
     wanted = "1996"
     matching = [i for i, ys in enumerate(years) if wanted in ys]
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
-        rows = []
         for index_type in ("FLAT", "HNSW"):
-            client = _collection(Path(folder) / f"{index_type}.db", vectors, years, index_type)
-            rows += _measure(client, index_type, vectors, queries, matching, wanted)
+            client = milvus_collection(
+                Path(folder) / f"{index_type}.db", vectors, years, index_type
+            )
+            rows += measure(client, index_type, vectors, queries, matching, wanted)
             client.close()
-    report = _render(rows, len(matching))
-    out = PROJECT / "benchmarks" / "results" / "list_filters.md"
-    out.write_text(report, encoding="utf-8")
-    print(report)
-    return 0
+    return Record(
+        suite="list_filters",
+        command=options.command,
+        variant=options.variant,
+        systems={name: "Milvus Lite" for name, _, _ in rows},
+        datasets={
+            "rows": str(ROWS),
+            "dims": str(DIM),
+            "matching": str(len(matching)),
+            "queries": str(QUERIES),
+        },
+        metrics={"methods": {name: {"p50_ms": ms, "recall": r} for name, ms, r in rows}},
+    )
 
 
-def _collection(
+def milvus_collection(
     path: Path, vectors: np.ndarray, years: list[list[str]], index: str
 ) -> MilvusClient:
     client = MilvusClient(str(path))
@@ -73,7 +78,7 @@ def _collection(
     return client
 
 
-def _measure(
+def measure(
     client: MilvusClient,
     index: str,
     vectors: np.ndarray,
@@ -116,23 +121,3 @@ def _measure(
         )
         print(rows[-1])
     return rows
-
-
-def _render(rows: list[tuple[str, float, float]], matching: int) -> str:
-    lines = [
-        "# A filter on a list field in Milvus Lite",
-        "",
-        f"{describe_machine()}. {ROWS:,} rows × {DIM} dims, {matching} rows hold the "
-        f"year asked; top {TOP_K}, {QUERIES} queries. "
-        "Written by `python -m benchmarks.bench_list_filters`.",
-        "",
-        "| method | p50 ms | recall vs exact |",
-        "|---|---|---|",
-        *[f"| {name} | {ms:.1f} | {recall:.3f} |" for name, ms, recall in rows],
-        "",
-    ]
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
