@@ -22,6 +22,7 @@ SUITES = {
     "compound": "benchmarks.suites.compound",
     "enrichment": "benchmarks.suites.enrichment",
     "list_filters": "benchmarks.suites.list_filters",
+    "servers": "benchmarks.suites.servers",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -35,6 +36,7 @@ STORAGE = {
     "compound": "bench_library",  # it asks the library suite's collection
     "enrichment": "bench_enrichment",
     "list_filters": "bench_list_filters",
+    "servers": "bench_servers",
 }
 
 

@@ -1,37 +1,27 @@
 """Ingest throughput on a Milvus server beside Milvus Lite, and with MongoDB's wire protocol.
 
 Starts the embedded Milvus standalone server (milvus==2.3.5) and nx-27017 on free loopback
-ports, ingests the same PDFs into a fresh storage folder per set-up with one shared embedder,
-and writes benchmarks/results/servers.md: seconds per document, chunks per second, and the time
-spent in the Milvus writes and in the docstore writes alone.
-
-    .venv/bin/python -m benchmarks.bench_servers [PDF ...]
+ports, ingests the same PDFs into a fresh storage folder per set-up with one shared embedder:
+seconds per document, chunks per second, and the time spent in the Milvus writes and in the
+docstore writes alone.
 """
 
 from __future__ import annotations
 
-import platform
-import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-import pymilvus
-
-from benchmarks.records import RESULTS
+from benchmarks.datasets.library import EVAL
+from benchmarks.records import Record
+from benchmarks.suites import SuiteOptions
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.settings import Settings
 from devservers import start_milvus, start_mongo_wire
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval"
-DEFAULT_PDFS = [
-    SHARED / "paul_graham" / "paul_graham_essay.pdf",
-    SHARED / "finance" / "NETFLIX_2020_10K.pdf",
-]
-OUT = RESULTS / "servers.md"
+PDFS = [EVAL / "paul_graham" / "paul_graham_essay.pdf", EVAL / "finance" / "NETFLIX_2020_10K.pdf"]
 DOCSTORE_WRITES = ("put_document", "put_chunks", "put_sentence_vectors", "put_tree", "mark_ready")
 
 
@@ -100,40 +90,17 @@ def measure(root: Path, pdfs: list[Path]) -> dict[str, list[dict[str, Any]]]:
         mongo.stop()
 
 
-def report(results: dict[str, list[dict[str, Any]]], load: str) -> str:
-    lines = [
-        "# Benchmark: ingest throughput on a Milvus server beside Milvus Lite",
-        "",
-        f"Measured {date.today()} by `python -m benchmarks.bench_servers`, one run each, parser "
-        f"pymupdf, default chunking; {platform.machine()}, Python {platform.python_version()}, "
-        f"pymilvus {pymilvus.__version__}, 2 shared cores, load average {load} (1/5/15 min, "
-        "other users' jobs included). `Milvus s` and `docstore s` are the time in those writes "
-        "alone (Lite flushes after each write; the server does not need to); the rest is "
-        "parsing and embedding, which dominate and vary with the machine's load.",
-        "",
-        "| set-up | document | pages | chunks | seconds | chunks/s | Milvus s | docstore s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for setup, rows in results.items():
-        for row in rows:
-            rate = row["chunks"] / row["seconds"]
-            lines.append(
-                f"| {setup} | {row['name']} | {row['pages']} | {row['chunks']} | "
-                f"{row['seconds']:.1f} | {rate:.1f} | {row['milvus']:.2f} | "
-                f"{row['docstore']:.2f} |"
-            )
-    return "\n".join(lines) + "\n"
+def run(options: SuiteOptions) -> Record:
+    import pymilvus
 
-
-def main() -> int:
-    pdfs = [Path(p) for p in sys.argv[1:]] or DEFAULT_PDFS
     with tempfile.TemporaryDirectory() as folder:
-        results = measure(Path(folder), pdfs)
-    text = report(results, _load())
-    OUT.write_text(text)
-    print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        results = measure(Path(folder), PDFS)
+    return Record(
+        suite="servers",
+        command=options.command,
+        variant=options.variant,
+        systems={setup: "" for setup in results},
+        datasets={"pdfs": ", ".join(p.name for p in PDFS), "pymilvus": pymilvus.__version__},
+        metrics={"setups": results},
+        timings={"load": _load()},
+    )
