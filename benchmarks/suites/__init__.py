@@ -23,6 +23,7 @@ SUITES = {
     "enrichment": "benchmarks.suites.enrichment",
     "list_filters": "benchmarks.suites.list_filters",
     "servers": "benchmarks.suites.servers",
+    "subquestions": "benchmarks.suites.subquestions",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -37,6 +38,7 @@ STORAGE = {
     "enrichment": "bench_enrichment",
     "list_filters": "bench_list_filters",
     "servers": "bench_servers",
+    "subquestions": "bench_subquestions",
 }
 
 

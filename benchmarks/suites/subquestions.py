@@ -8,38 +8,31 @@
 - Where filters help: year questions on the essay (share of cited sources whose page mentions
   the year), the 44 questions' recall@10 and the Netflix questions' page recall@10, for each
   filter scope of years and entities.
-Writes benchmarks/results/subquestions.md.
-
-    .venv/bin/python -m benchmarks.bench_subquestions [--storage DIR]
+`--storage` keeps the ingests (a re-run reports the ingest times first measured).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import statistics
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 
+from benchmarks.datasets.library import EVAL
+from benchmarks.records import Record
+from benchmarks.suites import SuiteOptions
 from benchmarks.systems.profiles import FINANCE
-from benchmarks.tables import RESULTS, publish, shared_data_missing
 from citerag.answer.contract import AnswerResult
 from citerag.engine import Engine
 from citerag.enrich.step import Enricher
-from citerag.eval.machine import describe_machine
-from citerag.eval.metrics import percentile, score_question
+from citerag.eval.metrics import score_question
 from citerag.settings import Settings
 
-PROJECT = Path(__file__).resolve().parents[1]
-
-EVAL = PROJECT.parent / "shared" / "eval"
 PG_PDF = EVAL / "paul_graham" / "paul_graham_essay.pdf"
 PG_QA = EVAL / "paul_graham" / "paul_graham_qa.json"
 NETFLIX = EVAL / "finance" / "NETFLIX_2020_10K.pdf"
@@ -54,26 +47,6 @@ SCOPES = {
 }
 # facts.FILTER_SCOPES (the default) is years everywhere, entities not applied.
 CITATION = re.compile(r"\[(\d+)\]")
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--storage", help="keep storage here (re-runs skip ingest)")
-    args = parser.parse_args()
-    if shared_data_missing([PG_PDF, PG_QA, NETFLIX, FINANCE_QA]):
-        return 0
-    with tempfile.TemporaryDirectory(prefix="citerag-subq-") as scratch:
-        root = Path(args.storage) if args.storage else Path(scratch)
-        ingest_rows = [ingest_times(root, metadata) for metadata in ("none", "entity")]
-        engine = Engine(
-            Settings(storage_dir=root / "entity", metadata="entity", vocabulary=FINANCE)
-        )
-        try:
-            report = render(ingest_rows, run(engine))
-        finally:
-            engine.close()
-    publish(report, RESULTS / "subquestions.md")
-    return 0
 
 
 def ingest_times(root: Path, metadata: str) -> list[tuple[str, str, int, float, float]]:
@@ -101,7 +74,7 @@ def ingest_times(root: Path, metadata: str) -> list[tuple[str, str, int, float, 
         engine.close()
 
 
-def run(engine: Engine) -> dict[str, Any]:
+def measure(engine: Engine) -> dict[str, Any]:
     questions = [q for q in json.loads(PG_QA.read_text()) if q["reference_contexts"]]
     ask(engine, "What did the author work on?", "pg", None)  # warm: models, states
     return {
@@ -220,77 +193,21 @@ def finance_recall(engine: Engine, scopes: dict[str, str]) -> float:
     return statistics.fmean(found)
 
 
-def render(ingest_rows: Sequence[Sequence[tuple[str, str, int, float, float]]], data: dict) -> str:
-    rows = data["compound"]["rows"]
-    singles = [t for r in rows for t in r["times"][:2]]
-    compounds = [r["times"][2] for r in rows]
-    mean: Callable[[str], float] = lambda key: statistics.fmean(r[key] for r in rows)  # noqa: E731
-    lines = [
-        "# Sub-questions, filters and enrichment (offline)",
-        "",
-        f"{describe_machine()}. Written by `python -m benchmarks.bench_subquestions`.",
-        "",
-        "## Ingest time, `metadata=entity` beside `none`",
-        "",
-        "The whole ingest is timed on a shared 2-core machine (other work ran beside it); the "
-        "enrich step is also timed alone on the stored chunks.",
-        "",
-        "| metadata | document | pages | ingest s | enrich step s |",
-        "|---|---|---|---|---|",
-        *[
-            f"| {m} | {d} | {p} | {s:.1f} | {e:.2f} |"
-            for block in ingest_rows
-            for m, d, p, s, e in block
-        ],
-        "",
-        f'## Compound questions ({len(rows)} Paul Graham pairs, "A Also, B")',
-        "",
-        "Context recall over both parts' reference contexts.",
-        "",
-        "| system | context recall |",
-        "|---|---|",
-        f"| parts asked alone, top 10 each | {mean('parts'):.3f} |",
-        f"| compound, sub-questions, top 20 by score | {mean('compound'):.3f} |",
-        f"| compound, sub-questions, all sources (mean {mean('sources'):.1f}) "
-        f"| {mean('compound_all'):.3f} |",
-        f"| compound, one retrieval (no planning), top 20 | {mean('single'):.3f} |",
-        "",
-        f"Sub-questions per compound: mean {mean('sub_questions'):.2f} "
-        f"(min {min(r['sub_questions'] for r in rows)}, "
-        f"max {max(r['sub_questions'] for r in rows)}).",
-        "",
-        "| | p50 ms | p95 ms |",
-        "|---|---|---|",
-        f"| a part alone | {1000 * percentile(singles, 0.5):.0f} | "
-        f"{1000 * percentile(singles, 0.95):.0f} |",
-        f"| a compound | {1000 * percentile(compounds, 0.5):.0f} | "
-        f"{1000 * percentile(compounds, 0.95):.0f} |",
-        "",
-        f"Compound p50 / single p50 = {percentile(compounds, 0.5) / percentile(singles, 0.5):.2f}.",
-        "",
-        "## Where filters help",
-        "",
-        "| filter scope | year questions: cited pages that mention the year | year questions: "
-        "at least one | PG recall@10 (44) | Netflix page recall@10 (25) |",
-        "|---|---|---|---|---|",
-    ]
-    for name in SCOPES:
-        years = data["years"][name]
-        lines.append(
-            f"| {name} | {years['precision']:.3f} | {years['hit']:.3f} | "
-            f"{data['pg_scopes'][name]:.3f} | {data['finance_scopes'][name]:.3f} |"
-        )
-    lines.append(f"| no planning (one retrieval), no filters | | | {data['pg_single']:.3f} | |")
-    lines += [
-        "",
-        f'Year questions: "What did the author do in YEAR?" for each of the '
-        f"{data['years'][next(iter(SCOPES))]['questions']} years the essay mentions.",
-        "",
-    ]
-    lines += ["## Plans of the first compounds", ""]
-    lines += [f"- {' | '.join(r['plan'])}" for r in rows[:5]]
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def run(options: SuiteOptions) -> Record:
+    root = options.storage_for("subquestions")
+    ingest_rows = [ingest_times(root, metadata) for metadata in ("none", "entity")]
+    engine = Engine(Settings(storage_dir=root / "entity", metadata="entity", vocabulary=FINANCE))
+    try:
+        data = measure(engine)
+    finally:
+        engine.close()
+    return Record(
+        suite="subquestions",
+        command=options.command,
+        variant=options.variant,
+        settings=dict(options.settings),
+        systems={name: json.dumps(scopes) for name, scopes in SCOPES.items()},
+        datasets={"essay": PG_QA.name, "finance": FINANCE_QA.name},
+        metrics=data,
+        timings={"ingest": [[list(row) for row in block] for block in ingest_rows]},
+    )
