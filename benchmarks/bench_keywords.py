@@ -15,7 +15,7 @@ Each question is asked two ways: of its document (allowed_ids: that document's e
 the engine asks a question about one PDF) and of the whole library (a hit needs the right
 document too). Page hit@k ranks pages by the first chunk found on them ("chunk") or ranks the
 page texts themselves ("page"). The essay's questions score chunks against their reference
-contexts (citerag.eval.metrics). Run: python benchmarks/bench_keywords.py (parses are cached
+contexts (citerag.eval.metrics). Run: python -m benchmarks.bench_keywords (parses are cached
 in the storage folder's parse cache, so a second run starts at once).
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -35,28 +34,27 @@ from typing import Any
 
 from llama_index.core.schema import TextNode
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
+import config
+from benchmarks.datasets.library import EVAL, PDF_FOLDERS
+from benchmarks.metrics.pages import PageScore, score_pages, summarize_pages
+from benchmarks.systems.profiles import with_finance_words
+from benchmarks.tables import RESULTS, publish, shared_data_missing
+from citerag.chunk.chunker import chunk_document
+from citerag.engine import Engine
+from citerag.eval.machine import describe_machine
+from citerag.eval.metrics import QuestionScore, percentile, score_question, summarize
+from citerag.ingest.pipeline import ingest_key
+from citerag.nodes import doc_id_of, doc_name_of, page_of
+from citerag.parse.select import parse_document
+from citerag.parse.validate import inspect_pdf
+from citerag.retrieve.page_evidence import keyword_entries, page_texts
+from citerag.settings import Settings, settings_from_config
+from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery
+from citerag.store.milvus_index import MilvusIndex
+from citerag.store.milvus_keywords import MilvusKeywordIndex
 
-import config  # noqa: E402
-from benchmarks.library_data import EVAL, PDF_FOLDERS  # noqa: E402
-from benchmarks.page_metrics import PageScore, score_pages, summarize_pages  # noqa: E402
-from benchmarks.profiles import with_finance_words  # noqa: E402
-from benchmarks.report import RESULTS, publish, shared_data_missing  # noqa: E402
-from citerag.chunk.chunker import chunk_document  # noqa: E402
-from citerag.engine import Engine  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.eval.metrics import QuestionScore, percentile, score_question, summarize  # noqa: E402
-from citerag.ingest.pipeline import ingest_key  # noqa: E402
-from citerag.nodes import doc_id_of, doc_name_of, page_of  # noqa: E402
-from citerag.parse.select import parse_document  # noqa: E402
-from citerag.parse.validate import inspect_pdf  # noqa: E402
-from citerag.retrieve.page_evidence import keyword_entries, page_texts  # noqa: E402
-from citerag.settings import Settings, settings_from_config  # noqa: E402
-from citerag.store.bm25_files import BM25FilesIndex  # noqa: E402
-from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery  # noqa: E402
-from citerag.store.milvus_index import MilvusIndex  # noqa: E402
-from citerag.store.milvus_keywords import MilvusKeywordIndex  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 PAGE_SETS = {
     "10-K (finance_qa)": EVAL / "finance" / "finance_qa.json",

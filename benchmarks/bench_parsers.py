@@ -1,6 +1,6 @@
 """Measure both parsers on the shared evaluation PDFs; write benchmarks/results/parsers.md.
 
-Run: .venv/bin/python benchmarks/bench_parsers.py
+Run: .venv/bin/python -m benchmarks.bench_parsers
 
 Metrics, per document and parser:
 - pages/s: wall-clock parse speed (MinerU includes its subprocess start-up).
@@ -15,22 +15,21 @@ Metrics, per document and parser:
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT_DIR))
+from benchmarks.records import RESULTS
+from citerag.eval.machine import describe_machine
+from citerag.parse.pymupdf_parser import PyMuPDFParser
+from citerag.types import ParsedDocument
+from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available
 
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.parse.pymupdf_parser import PyMuPDFParser  # noqa: E402
-from citerag.types import ParsedDocument  # noqa: E402
-from mineru_wrapper import DEFAULT_ENV_DIR, MineruParser, mineru_available  # noqa: E402
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 EVAL_DIR = PROJECT_DIR.parent / "shared" / "eval"
-RESULTS = PROJECT_DIR / "benchmarks" / "results" / "parsers.md"
+OUT = RESULTS / "parsers.md"
 NUMBER = re.compile(r"\d")
 NUMERIC_TITLE = re.compile(r"^[\s$€£(),.%\d—–-]+$")
 
@@ -140,7 +139,7 @@ def write_report(rows: list[Row]) -> None:
         "# Parser measurements",
         "",
         f"Machine: {machine()}.",
-        "Produced by `benchmarks/bench_parsers.py`; MinerU runs the `flash` tier with",
+        "Produced by `python -m benchmarks.bench_parsers`; MinerU runs the `flash` tier with",
         '`ocr_mode="txt"`. See the script\'s docstring for what each column counts.',
         "",
         HEADER,
@@ -148,9 +147,9 @@ def write_report(rows: list[Row]) -> None:
         *(_line(row) for row in rows),
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines), encoding="utf-8")
-    print(f"wrote {RESULTS}")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {OUT}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 - Tree build time as a share of each PDF's ingest time.
 Writes benchmarks/results/tree.md.
 
-    .venv/bin/python benchmarks/bench_tree.py [--storage DIR]
+    .venv/bin/python -m benchmarks.bench_tree [--storage DIR]
 """
 
 from __future__ import annotations
@@ -29,29 +29,26 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-
-import config  # noqa: E402
-from benchmarks.page_metrics import PageScore, score_pages, summarize_latency  # noqa: E402
-from benchmarks.profiles import with_finance_words  # noqa: E402
-from benchmarks.project_system import collection_for, ingest_all  # noqa: E402
-from benchmarks.report import (  # noqa: E402
+import config
+from benchmarks.metrics.pages import PageScore, score_pages, summarize_latency
+from benchmarks.systems.profiles import with_finance_words
+from benchmarks.systems.project import collection_for, ingest_all
+from benchmarks.tables import (
     publish,
     render_latency_table,
     render_question_set,
     shared_data_missing,
 )
-from citerag.engine import Engine  # noqa: E402
-from citerag.eval.machine import describe_machine  # noqa: E402
-from citerag.nodes import doc_name_of, page_of  # noqa: E402
-from citerag.settings import settings_from_config  # noqa: E402
-from citerag.tools.tree_mode import MAX_NODE_CHARS, node_content  # noqa: E402
-from citerag.tree.ingest_step import TREE_SECONDS  # noqa: E402
-from citerag.tree.model import DocumentTree  # noqa: E402
-from citerag.tree.stored import stored_tree  # noqa: E402
+from citerag.engine import Engine
+from citerag.eval.machine import describe_machine
+from citerag.nodes import doc_name_of, page_of
+from citerag.settings import settings_from_config
+from citerag.tools.tree_mode import MAX_NODE_CHARS, node_content
+from citerag.tree.ingest_step import TREE_SECONDS
+from citerag.tree.model import DocumentTree
+from citerag.tree.stored import stored_tree
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 FINANCE = PROJECT.parent / "shared" / "eval" / "finance"
 PDFS = [FINANCE / "NETFLIX_2020_10K.pdf", FINANCE / "MICROSOFT_2021_10K.pdf"]
@@ -283,7 +280,7 @@ def _render(
         [
             "# Benchmark: tree mode beside the default mode",
             "",
-            f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_tree.py` at commit "
+            f"Measured {time.strftime('%Y-%m-%d')} by `python -m benchmarks.bench_tree` at commit "
             f"{_commit()}, one run, parser `{engine.settings.parse.parser}`, no LLM (offline node "
             "selection, extractive answers).",
             "",

@@ -4,7 +4,7 @@ For every question: each evidence page exists, and evidence_text appears (whites
 in the text of evidence_pages[0] (1-based). Exits 1 on any failure, 0 with a 'skipped' line when
 ../shared/eval is absent.
 
-    .venv/bin/python benchmarks/check_statement_questions.py
+    .venv/bin/python -m benchmarks.check_statement_questions
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Load on the HTTP API: concurrent clients asking, streaming, uploading and rendering pages.
 
-    .venv/bin/python benchmarks/load_api.py                  # starts its own server, 20 x 60 s
-    .venv/bin/python benchmarks/load_api.py --url http://127.0.0.1:8000 --collection pg
+    PYTHONPATH=test python -m benchmarks.load_api     # starts its own server, 20 x 60 s
+    PYTHONPATH=test python -m benchmarks.load_api --url http://127.0.0.1:8000 --collection pg
+
+(PYTHONPATH=test: without --url it uses the test suite's server helpers.)
 
 Without --url it starts `python main.py serve` on a free 127.0.0.1 port with a fresh storage
 folder, uploads the PDF through the API and waits for its ingest. Each client runs a fixed mix
@@ -12,7 +14,7 @@ upload of a small PDF of its own (ingested in the background into another collec
 (both bounded). A request counts as an error unless it is a 200 whose answer has sources (a
 stream: whose last chunk carries them, followed by `[DONE]`), a 200 PNG, or a 202 whose job
 then finishes `done` (waited for, bounded, after the load stops). Results go to
-benchmarks/results/api_load.md, above the earlier runs' figures.
+benchmarks/results/api_load.md.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.records import RESULTS
+from citerag.eval.machine import describe_machine
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(PROJECT_DIR), str(PROJECT_DIR / "test")]
 
-from citerag.eval.machine import describe_machine  # noqa: E402
-
-RESULTS = PROJECT_DIR / "benchmarks" / "results" / "api_load.md"
+OUT = RESULTS / "api_load.md"
 DEFAULT_PDF = PROJECT_DIR.parent / "shared" / "eval" / "paul_graham" / "paul_graham_essay.pdf"
 FALLBACK_QUESTIONS = [
     "What did the author work on before college?",
@@ -253,7 +255,7 @@ def report(
     lines = [
         "# Benchmark: HTTP API under load",
         "",
-        f"Measured {date.today().isoformat()} by `benchmarks/load_api.py`, one run: "
+        f"Measured {date.today().isoformat()} by `python -m benchmarks.load_api`, one run: "
         f"{args.clients} concurrent clients for {args.seconds:.0f} s against `python main.py "
         f"serve` on 127.0.0.1 (one process, one engine, embedded stack, extractive answers, "
         f"no LLM), collection `{args.collection}` ({document}). Each client cycles through ten "
@@ -308,15 +310,6 @@ def failed(samples: list[Sample]) -> int:
     return sum(not s.ok for s in samples)
 
 
-def with_earlier_runs(text: str, out: Path) -> str:
-    """The new report, then the earlier runs' figures kept from `out` (title dropped)."""
-    if not out.exists():
-        return text
-    earlier = out.read_text().split("\n", 1)[-1].strip()
-    earlier = earlier.replace("## Earlier run", "### Earlier run")
-    return f"{text}\n## Earlier run\n\n{earlier}\n"
-
-
 def questions_for(collection: str) -> list[str]:
     try:
         import queries
@@ -337,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--max-requests", type=int, default=20_000)
     parser.add_argument("--uploads", type=int, default=40, help="uploads in all, at most")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.load_before = os.getloadavg()[0]
     questions = questions_for(args.collection)
@@ -346,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         samples, elapsed, backlog = with_own_server(args, questions)
     text = report(samples, elapsed, backlog, args, args.pdf.name if not args.url else "as stored")
-    args.out.write_text(with_earlier_runs(text, args.out))
+    args.out.write_text(text)
     print(text)
     return 0 if all(s.ok for s in samples) else 1
 
@@ -362,6 +355,7 @@ def load(
 def with_own_server(
     args: argparse.Namespace, questions: list[str]
 ) -> tuple[list[Sample], float, float]:
+    # The test suite's server helpers: run with PYTHONPATH=test (see the module's usage).
     from serve_helpers import running_server, upload_and_wait
 
     pdf = args.pdf if args.pdf.exists() else PROJECT_DIR / "demo" / "citerag_demo.pdf"

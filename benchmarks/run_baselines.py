@@ -1,31 +1,30 @@
 """Smoke run of the stock LlamaIndex baselines on the finance questions (page recall, MRR).
 
-Runs stock dense and stock hybrid (see ``benchmarks/baselines.py``) over
+Runs stock dense and stock hybrid (see ``benchmarks/systems/stock_llamaindex.py``) over
 ``../shared/eval/finance/finance_qa.json`` and, when present,
 ``benchmarks/data/statement_questions.json``; prints the tables, writes
 ``benchmarks/results/baselines.md`` and ``benchmarks/results/finance_recall.png``.
 
-    .venv/bin/python benchmarks/run_baselines.py [--top-k 10]
+    .venv/bin/python -m benchmarks.run_baselines [--top-k 10]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.records import RESULTS
+
 PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
 
 EVAL = PROJECT.parent / "shared" / "eval"
 FINANCE = EVAL / "finance"
 FINANCE_QA = FINANCE / "finance_qa.json"
 STATEMENT_QA = PROJECT / "benchmarks" / "data" / "statement_questions.json"
-RESULTS = PROJECT / "benchmarks" / "results"
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:
@@ -44,15 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("skipped: ../shared/eval absent")
         return 0
 
-    from benchmarks.baselines import (
+    from benchmarks.metrics.pages import PageScore, score_pages, summarize_latency
+    from benchmarks.systems.stock_llamaindex import (
         StockBaseline,
         StockDense,
         StockHybrid,
         build_document_index,
         minilm_embed_model,
     )
-    from benchmarks.page_metrics import PageScore, score_pages, summarize_latency
-    from benchmarks.report import (
+    from benchmarks.tables import (
         by_type,
         plot_recall_by_type,
         render_latency_table,
@@ -114,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = [
         "# Stock LlamaIndex baselines: page recall on the finance 10-Ks",
         "",
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/run_baselines.py "
+        f"Measured {time.strftime('%Y-%m-%d')} by `python -m benchmarks.run_baselines "
         f"--top-k {args.top_k}`.",
         "",
         describe_machine(),

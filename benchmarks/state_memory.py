@@ -25,8 +25,8 @@ import numpy as np
 import pymupdf
 from llama_index.core.schema import TextNode
 
-from benchmarks.profiles import FINANCE
-from benchmarks.report import RESULTS, publish, shared_data_missing
+from benchmarks.systems.profiles import FINANCE
+from benchmarks.tables import RESULTS, publish, shared_data_missing
 from citerag.eval.machine import describe_machine
 from citerag.nodes import chunk_node, page_vector_key
 from citerag.retrieve.collection_state import refresh_state

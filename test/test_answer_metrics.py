@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.answer_metrics import citation_precision, numeric_match, text_match
+from benchmarks.metrics.answers import citation_precision, numeric_match, text_match
 
 NFLX = "$24,996,056 thousand (about $25.0 billion)"
 QUESTION = "How much total revenue did Netflix report for 2020?"

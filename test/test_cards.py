@@ -1,6 +1,6 @@
 """Document cards read by rules: a filing's cover names its issuer, form and fiscal period; the
 file name fills what the cover leaves open; other documents get a title and a kind. Covers
-written here follow the SEC's forms; the shared filings are checked by benchmarks/bench_shelf."""
+written here follow the SEC's forms; the shared filings are checked by the shelf benchmark suite."""
 
 from __future__ import annotations
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.page_metrics import (  # noqa: E402
+from benchmarks.metrics.pages import (
     ALL_TYPES,
     LatencySummary,
     PageScore,
@@ -23,7 +20,7 @@ from benchmarks.page_metrics import (  # noqa: E402
     summarize_latency,
     summarize_pages,
 )
-from benchmarks.report import (  # noqa: E402
+from benchmarks.tables import (
     plot_recall_by_type,
     render_latency_table,
     render_question_set,

@@ -22,13 +22,27 @@ LIBRARIES = (
 )
 
 
-def cpu_model() -> str:
+def cpu_fields() -> dict[str, str]:
+    """The first processor's fields in /proc/cpuinfo ({} where there is none)."""
     cpuinfo = Path("/proc/cpuinfo")
+    fields: dict[str, str] = {}
     if cpuinfo.exists():
         for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's name with its family and model numbers: the name alone ("Intel(R) Xeon(R)
+    Processor", "AMD EPYC") covers generations whose speeds differ by half."""
+    fields = cpu_fields()
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields and "model" in fields:
+        return f"{name}, family {fields['cpu family']} model {fields['model']}"
+    return name
 
 
 def describe_machine() -> str:

@@ -2,7 +2,7 @@
 checks and (where the environment may set it) the environment variable's name as its
 `validation_alias`. A component is handed its own group.
 
-The retrieval defaults were chosen by benchmarks/bench_eval.py across the essay and both 10-Ks
+The retrieval defaults were chosen by `python -m benchmarks run --suite retrieval` across the essay and both 10-Ks
 (benchmarks/results/retrieval.md), never by one document.
 """
 
