@@ -14,6 +14,7 @@ import pytest
 import main
 from citerag.engine import Engine
 from citerag.errors import InputError
+from citerag.retrieve.routing import answering
 from citerag.settings import Settings
 
 pytestmark = pytest.mark.slow
@@ -105,3 +106,39 @@ def test_where_keeps_the_matching_filings_and_says_when_none_matches(
         InputError, match="No document in collection 'shelf' matches company=Initech"
     ):
         engine.query("Total revenues", "shelf", where={"company": "Initech"})
+
+
+def paper(folder: Path) -> Path:
+    """A two-page research paper: no filing, no issuer."""
+    path = folder / "anvil_survey.pdf"
+    pages = (
+        "A Survey of Anvil Metallurgy\nJ. Smith and R. Jones\nAbstract. We review how forged "
+        "anvils harden and how their faces wear under repeated strikes.",
+        "Figure 3 shows the hardness of forged steel faces after ten thousand hammer strikes: "
+        "tempered faces kept ninety percent of their hardness.",
+    )
+    with pymupdf.open() as document:
+        for text in pages:
+            document.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 720), text)
+        document.save(path)
+    return path
+
+
+def test_a_part_naming_nothing_follows_its_whole_question_only_to_documents_of_that_kind(
+    shelf: tuple[Engine, Path], tmp_path: Path
+) -> None:
+    # A sub-question that names nothing is routed as its whole question ("what were total
+    # revenues in fiscal 2022?" split from a question about Acme), unless it is about another
+    # kind of document joined to it (a paper's question asked with a filing's).
+    engine, _ = shelf
+    for path in (filing(tmp_path, "ACME", 2022), filing(tmp_path, "GLOBEX", 2022), paper(tmp_path)):
+        engine.ingest(path, "mixed")
+    whole = (
+        "What were Acme's total revenues in fiscal 2022? Also, what does Figure 3 of the survey "
+        "show about hardness?"
+    )
+    with answering(whole):
+        about_the_paper = engine.retrieve("What does Figure 3 show about hardness?", "mixed", 2)
+        about_acme = engine.retrieve("What were total revenues in fiscal 2022?", "mixed", 2)
+    assert about_the_paper[0].node.metadata["doc_name"] == "anvil_survey.pdf"
+    assert about_acme[0].node.metadata["doc_name"] == "ACME_2022_10K.pdf"

@@ -138,6 +138,10 @@ class HybridRetriever(BaseRetriever):
         routing = NOT_ROUTED if self._scope else self._routing(query_bundle.query_str)
         if not (routing.routed or routing.preferred):
             return self._rank(query_bundle)
+        if routing.inherited:
+            whole_collection = self._rank(query_bundle)
+            if not self._holds(routing, whole_collection.fused):
+                return whole_collection
         content = self._content_vector(routing, query_bundle)
         ranked = self._within(routing, content)._rank(query_bundle)
         ranked.routing = routing
@@ -168,7 +172,25 @@ class HybridRetriever(BaseRetriever):
         inherited = router.route(whole, reports)
         if not inherited.routed:
             return inherited
-        return Routing(inherited.scope, f"{inherited.reason} (named by the whole question)")
+        reason = f"{inherited.reason} (named by the whole question)"
+        return replace(inherited, reason=reason, inherited=True)
+
+    def _holds(self, routing: Routing, fused: Sequence[tuple[str, float]]) -> bool:
+        """Whether a part that names nothing is about the documents its whole question named:
+        its own best match is one of them or of their kind ("how did it change from FY2022?"
+        matches some annual report), not another kind of document (a paper's question joined
+        to a filing's: "... for Corning. Also, what does the survey's Figure 3 show?")."""
+        if not fused:
+            return True
+        best = self._state.places[fused[0][0]].doc_id
+        if best in routing.scope or best in routing.fallback:
+            return True
+        kinds = {self._kind(doc_id) for doc_id in routing.scope}
+        return self._kind(best) in kinds
+
+    def _kind(self, doc_id: str) -> str:
+        doc = self._state.docs.get(doc_id)
+        return doc.card.kind if doc is not None else ""
 
     def _within(self, routing: Routing, content: np.ndarray | None) -> HybridRetriever:
         """This retriever (its filters, its subclass's) searching only the routed documents,

@@ -52,6 +52,9 @@ class Routing:
     # Every document of the organisations named: what fills the list when `scope` holds too
     # few chunks (another company's filing is no answer to a question about this one).
     fallback: tuple[str, ...] = ()
+    # Named by the whole question, not by this part of it: holds only while the part's own
+    # best match is a document of the kind routed to (`HybridRetriever._holds`).
+    inherited: bool = False
 
     def without_names(self, question: str) -> str:
         """The question less the words that named its documents: within them, every page

@@ -2,8 +2,8 @@
 checks and (where the environment may set it) the environment variable's name as its
 `validation_alias`. A component is handed its own group.
 
-The retrieval defaults were chosen by `python -m benchmarks run --suite retrieval` across the essay and both 10-Ks
-(benchmarks/results/retrieval.md), never by one document.
+The retrieval defaults were chosen by `python -m benchmarks run --suite retrieval` across the
+essay and both 10-Ks (benchmarks/results/retrieval.md), never by one document.
 """
 
 from __future__ import annotations
