@@ -36,6 +36,7 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.domain import DomainVocabulary
+from citerag.enrich.cards import FILING_KINDS
 from citerag.nodes import DOC_ID, ROUTED_BY
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.filters import check_filters, vector_filters
@@ -189,8 +190,11 @@ class HybridRetriever(BaseRetriever):
         return self._kind(best) in kinds
 
     def _kind(self, doc_id: str) -> str:
+        """The document's kind, every filing one kind: a part about a ratio matches another
+        company's quarterly report as well as the annual report its question named."""
         doc = self._state.docs.get(doc_id)
-        return doc.card.kind if doc is not None else ""
+        kind = doc.card.kind if doc is not None else ""
+        return "filing" if kind in FILING_KINDS else kind
 
     def _within(self, routing: Routing, content: np.ndarray | None) -> HybridRetriever:
         """This retriever (its filters, its subclass's) searching only the routed documents,
