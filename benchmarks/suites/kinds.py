@@ -62,14 +62,14 @@ OTHER_PARTS: dict[str, dict[str, object]] = {
     "project, no page evidence": {"page_weight": 0.0},
     "project, filing words unweighted": {"filing_keyword_weight": 1.0},
 }
-PROFILED = r"evidence\.py|_by_best_sentence|\(_evidence\)|get_sentence_vectors|\(rank\)"
+PROFILED = r"chunk_rankers\.py|evidence\.py|get_sentence_vectors|\(rank\)"
 
 
 def variants(settings: Any) -> dict[str, dict[str, object]]:
     """The default, each evidence signal switched, and the other ranking parts off."""
     found: dict[str, dict[str, object]] = {DEFAULT: {}}
     for signal, key in SIGNALS.items():
-        on = getattr(settings, key) > 0
+        on = getattr(settings.retrieval, key) > 0
         found[f"project, {signal} evidence {'off' if on else 'on'}"] = {key: 0.0 if on else 1.0}
     return {**found, **OTHER_PARTS}
 
