@@ -8,7 +8,7 @@
 `run` measures one suite, stores one JSON record under `benchmarks/results/records/<suite>/`
 and renders that suite's results file from it; `report` renders every results file (and plot)
 from the newest stored records. Suites not yet on the runner run as modules
-(`python -m benchmarks.bench_tree`, ...; see benchmarks/README.md).
+(`python -m benchmarks.bench_keywords`, ...; see benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ SUITES = {
     "list_filters": "benchmarks.suites.list_filters",
     "servers": "benchmarks.suites.servers",
     "subquestions": "benchmarks.suites.subquestions",
+    "tree": "benchmarks.suites.tree",
 }
 # Where each suite keeps its ingests unless told otherwise: kinds asks the library's.
 STORAGE = {
@@ -39,6 +40,7 @@ STORAGE = {
     "list_filters": "bench_list_filters",
     "servers": "bench_servers",
     "subquestions": "bench_subquestions",
+    "tree": "bench_tree",
 }
 
 
