@@ -256,3 +256,56 @@ def test_an_answers_record_renders_matches_per_group(tmp_path: Path) -> None:
     assert written.name == "answers.md"
     assert "| table | project | 0.50 / 1.00 (n=2) | – | 1.00 (2) | 0.50 (1/2) |" in text
     assert "| project | 20 | 20 |" in text  # answer time p50 and p95, ms
+
+
+def test_a_tree_record_renders_recall_context_and_tree_build_time(tmp_path: Path) -> None:
+    def asked(question_id: str, hits: dict[str, int], rr: float) -> dict[str, object]:
+        return {"id": question_id, "type": "table", "hits": hits, "rr": rr, "pages": [3, 7]}
+
+    first = {"1": 1, "3": 1, "5": 1, "10": 1}
+    fourth = {"1": 0, "3": 0, "5": 1, "10": 1}
+    system = {
+        "scores": [asked("q1", first, 1.0), asked("q2", fourth, 0.25)],
+        "in_context": [1, 0],
+        "context_pages": [6, 4],
+        "context_chars": [9000, 7000],
+    }
+    record = Record(
+        suite="tree",
+        command="python -m benchmarks run --suite tree",
+        datasets={
+            "pdfs": "NETFLIX_2020_10K.pdf",
+            "sets": "`finance/finance_qa.json`",
+            "parser": "pymupdf",
+            "max_node_chars": "6000",
+        },
+        metrics={
+            "sets": {"finance_qa": {"questions": 2, "systems": {"tree mode, own 10-K": system}}},
+            "ingestion": [
+                {
+                    "document": "NETFLIX_2020_10K.pdf",
+                    "collection": "own",
+                    "pages": 95,
+                    "seconds": 8.0,
+                    "tree_seconds": 0.2,
+                }
+            ],
+        },
+        timings={
+            "latency_ms": {"tree mode, own 10-K, finance_qa": [10.0, 30.0]},
+            "load": {"start": "1.0, 1.1, 1.2", "end": "1.3, 1.2, 1.2"},
+        },
+    )
+    write_record(record, tmp_path / "records")
+
+    [written] = report(tmp_path / "records", tmp_path, plots=False)
+
+    text = written.read_text(encoding="utf-8")
+    assert written.name == "tree.md"
+    assert "Reproduce: `python -m benchmarks run --suite tree`" in text
+    assert "## finance_qa (2 questions)" in text
+    assert "| tree mode, own 10-K | 0.500 | 0.500 | 1.000 | 1.000 | 0.625 | 2 |" in text
+    assert "| table | tree mode, own 10-K | 0.500 |" in text
+    assert "| finance_qa | tree mode, own 10-K | 0.500 | 5.0 | 8,000 |" in text
+    assert "| NETFLIX_2020_10K.pdf | own | 95 | 8.0 | 0.20 | 2.5% |" in text
+    assert "(each cut at 6,000 characters)" in text
