@@ -154,7 +154,7 @@ def tree_answer(engine: Engine, question: Question, collection: str, trees: Tree
         key = (collection, source.document_name)
         if key not in trees:
             trees[key] = stored_tree(engine.docstore, collection, source.document_name)
-        node = trees[key].find(getattr(source, "node_id", ""))
+        node = trees[key].find(source.section.node_id) if source.section else None
         content = node_content(node) if node is not None else None
         pages = [source.page_number]
         if content is not None and node is not None:
