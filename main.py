@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -397,28 +396,7 @@ def run_sync(args: argparse.Namespace) -> int:
             watch_folder(folder, one_sync)
         except KeyboardInterrupt:
             print(f"stopped watching {folder}", file=sys.stderr, flush=True)
-            stop_within(engine, WATCH_STOP_S)
     return 0
-
-
-WATCH_STOP_S = 20.0  # how long Ctrl-C waits for the stores to close before the watch exits
-
-
-def stop_within(engine: Any, seconds: float) -> None:
-    """Close `engine` and end the process within `seconds`, whatever is still running.
-
-    Every ingest a watch made is already committed (a document is visible only once every store
-    holds it), and a background parse lands in the parse cache by an atomic rename or not at
-    all, so nothing is lost by not waiting for threads or a parse worker at interpreter exit:
-    Ctrl-C stops a watch at once rather than whenever they finish."""
-    closing = threading.Thread(target=engine.close, name="close-engine", daemon=True)
-    closing.start()
-    closing.join(seconds)
-    if closing.is_alive():
-        print(f"the stores did not close within {seconds:.0f} s; exiting anyway.", file=sys.stderr)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 def run_query(args: argparse.Namespace) -> int:
