@@ -206,6 +206,12 @@ def test_a_kill_at_any_store_write_of_a_sync_then_a_rerun_leaves_the_folder(
         assert state["consistent"], (kill_at, state)
 
 
+WITH_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
 class Lines:
     """A process's stdout lines, read on a thread, waited for with a deadline."""
 
@@ -238,7 +244,18 @@ def test_watch_picks_up_a_new_file_in_seconds_and_waits_for_one_being_written(
     pdf(folder, "alpha.pdf", "alpha")
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     env.update(RAG_STORAGE_DIR=str(storage), HF_HUB_OFFLINE="1")
-    command = [sys.executable, "main.py", "ingest", str(folder), "--watch"]
+    # The watch stops on SIGINT, as Ctrl-C sends it. A test run started in the background of a
+    # non-interactive shell ignores SIGINT and its children inherit that; the child starts with
+    # SIGINT's default action, as it has when a user starts a watch at a terminal.
+    command = [
+        sys.executable,
+        "-c",
+        WITH_DEFAULT_SIGINT,
+        "main.py",
+        "ingest",
+        str(folder),
+        "--watch",
+    ]
     process = subprocess.Popen(
         [*command, "--collection", COLLECTION],
         cwd=PROJECT_DIR,
