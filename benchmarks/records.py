@@ -47,23 +47,16 @@ class Record:
 def git_commit() -> str:
     """The checkout's commit, with '+changes' when the work tree differs from it."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=PROJECT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=PROJECT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{head}+changes" if dirty else head
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=PROJECT, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def stamped(record: Record) -> Record:
