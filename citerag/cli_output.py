@@ -70,10 +70,15 @@ def format_sync_result(result: FileResult) -> str:
 
 
 def format_sync_totals(totals: SyncTotals, folder: Path, collection: str) -> str:
-    """The summary line: added / replaced / removed / unchanged, and renames and failures."""
+    """The summary line: added / replaced / removed / unchanged, and renames, repairs (documents
+    stored incompletely before, ingested again) and failures."""
     extra = "".join(
         f", {count} {what}"
-        for what, count in (("failed", totals.failed), ("waiting", totals.waiting))
+        for what, count in (
+            ("repaired", totals.repaired),
+            ("failed", totals.failed),
+            ("waiting", totals.waiting),
+        )
         if count
     )
     return (

@@ -20,8 +20,10 @@ from citerag.enrich.figure_descriptions import (
     describer_for,
     figure_nodes,
 )
-from citerag.nodes import BLOCK_TYPE, BOXES, LABEL, PAGE
+from citerag.enrich.rules import caption_labels
+from citerag.nodes import BLOCK_TYPE, BOXES, DOC_ID, LABEL, PAGE
 from citerag.parse.figures import find_figures, render_region
+from citerag.retrieve.doc_state import Place
 from citerag.retrieve.page_evidence import page_texts
 from citerag.settings import Settings
 from citerag.tools.pages import _defines
@@ -98,7 +100,13 @@ def test_a_described_figure_is_its_own_node_and_the_description_is_cached(
     assert (meta[BLOCK_TYPE], meta[LABEL], meta[PAGE]) == (FIGURE_DESCRIPTION, "3", 1)
     assert meta[BOXES] == [{"x0": 100.0, "y0": 200.0, "x1": 340.0, "y1": 360.0}]
     assert BOXES in node.excluded_llm_metadata_keys and LABEL in node.excluded_llm_metadata_keys
-    assert _defines(dict(meta), "figure:3") and not _defines(dict(meta), "figure:4")
+    assert _defines(Place.of(meta), "figure:3") and not _defines(Place.of(meta), "figure:4")
+
+
+def test_a_text_chunk_holding_a_caption_defines_its_label() -> None:
+    """PyMuPDF gives no figure blocks: "Figure 5: ..." inside a text chunk is its caption."""
+    meta = {DOC_ID: "d", PAGE: 2, BLOCK_TYPE: "text", "labels": caption_labels("Figure 5: Cash.")}
+    assert _defines(Place.of(meta), "figure:5") and not _defines(Place.of(meta), "figure:6")
 
 
 def test_another_model_describes_the_same_image_again(tmp_path: Path) -> None:

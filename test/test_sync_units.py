@@ -52,11 +52,12 @@ def test_the_summary_line_counts_each_kind_of_change(tmp_path: Path) -> None:
         FileResult("d.pdf", tmp_path / "d.pdf", "removed"),
         FileResult("e.pdf", tmp_path / "e.pdf", "skipped"),
         FileResult("f.pdf", tmp_path / "f.pdf", "failed", message="f.pdf is broken."),
+        FileResult("g.pdf", tmp_path / "g.pdf", "repaired"),
     ]
     line = format_sync_totals(SyncTotals.of(results), tmp_path, "lib")
     assert line == (
         f"synced {tmp_path} into collection 'lib': 1 added / 1 replaced / 1 removed / "
-        "1 unchanged (1 renamed, 1 failed)"
+        "1 unchanged (1 renamed, 1 repaired, 1 failed)"
     )
     assert (
         format_sync_result(results[2]) == "c.pdf: renamed from 'old-c.pdf' (nothing embedded again)"

@@ -42,7 +42,7 @@ WAITING = "waiting"  # still being written: left for the next sync
 _COUNTED = {
     "ingested": "added",
     "replaced": "replaced",
-    "repaired": "replaced",
+    "repaired": "repaired",  # stored incompletely before, so removed and ingested again
     RENAMED: "renamed",
     REMOVED: "removed",
     "skipped": "unchanged",
@@ -63,6 +63,7 @@ class SyncEngine(Ingests, Protocol):
 class SyncTotals:
     added: int = 0
     replaced: int = 0
+    repaired: int = 0
     renamed: int = 0
     removed: int = 0
     unchanged: int = 0

@@ -27,7 +27,6 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
-from citerag.enrich.fields import LABELS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, LABEL, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.doc_state import Place
@@ -203,8 +202,7 @@ _DESCRIBED = "_description"  # the block type of a figure's description node: "f
 
 
 def _defines(place: Place, wanted: str) -> bool:
-    stored = place.get(LABELS) or []
-    if isinstance(stored, list) and wanted in stored:
+    if wanted in place.labels:  # a caption or tagged equation inside the chunk's text
         return True
     kind, _, label = wanted.partition(":")
     # a figure's caption chunk, or its description node (`enrich.figure_descriptions`)
