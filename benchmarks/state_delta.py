@@ -71,7 +71,7 @@ def run(chunks: int, rounds: int, folder: Path) -> list[tuple[str, str]]:
     writer.close()
 
     def ms(values: list[float]) -> str:
-        return f"{statistics.median(values) * 1000:.1f} ms"
+        return f"{statistics.median(values) * 1000:.2f} ms"
 
     return [
         ("chunks / documents", f"{len(state.places)} / {len(state.docs)}"),
