@@ -67,7 +67,7 @@ def add(
     nodes = []
     for i in range(6):
         node = chunk_node(
-            node_id=f"{doc_id[:16]}-{i:05d}" if chunker_ids else f"chunk{i}of{doc_id}",
+            node_id=chunk_id(doc_id, i, chunker_ids),
             doc_id=doc_id,
             doc_name=f"{doc_id}.pdf",
             page=i // 2 + 1,
@@ -88,6 +88,14 @@ def add(
     store.put_card("c", doc_id, card)
     if status == "ready":
         store.mark_ready("c", doc_id)
+
+
+def chunk_id(doc_id: str, index: int, chunker_ids: bool) -> str:
+    if not chunker_ids:
+        return f"chunk{index}of{doc_id}"
+    if index == 5:  # a figure description's id, as `enrich.figure_descriptions` makes it
+        return f"{doc_id[:16]}-fig-{index // 2 + 1:04d}-0"
+    return f"{doc_id[:16]}-{index:05d}"
 
 
 def assert_same(state: CollectionState, fresh: CollectionState) -> None:
@@ -193,6 +201,8 @@ def test_adds_deletes_and_reingests_through_another_store_are_seen_as_a_fresh_lo
         assert_same(state, refresh_state(None, SQLiteDocStore(path), keywords, "c"))
         assert state._indexes.vectors.blocks <= 6, "blocks are merged as they come"
     assert keywords.doc_ids("c") == set(live)
+    loose = [d for d in state.docs.values() if not d.chunks_by_prefix]
+    assert 0 < len(loose) < len(state.docs), "both kinds of chunk ids were exercised"
     reader.close()
     writer.close()
 

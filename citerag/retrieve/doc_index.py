@@ -1,11 +1,13 @@
 """Which document of a snapshot holds a chunk or a page, found through the id's document prefix,
 so that a change to the collection costs work in the documents it touches, not in its chunks.
 
-The chunker names a chunk `{doc_id[:16]}-{number}` and a page `{doc_id[:16]}-page{number}`
-(`citerag.nodes.page_vector_key`): the lookup keeps, per prefix, the ids of the documents that
-use it (one, unless two ids share their first 16 characters), and asks those documents. A
-document whose chunk ids share no prefix (ids made elsewhere) has its chunks in a plain chunk
-id -> document id table instead, copied on each change (empty for the chunker's ids).
+The chunker names a chunk `{doc_id[:16]}-{number}` (a figure description
+`{doc_id[:16]}-fig-...`) and a page `{doc_id[:16]}-page{number}`
+(`citerag.nodes.page_vector_key`): the lookup keeps, per 16-character document prefix, the ids
+of the documents that have it (one, unless two ids share their first 16 characters), reads the
+prefix back from the chunk or page id, and asks those documents. A document whose chunk ids do
+not start with its prefix (ids made elsewhere) has its chunks in a plain chunk id -> document id
+table instead, copied on each change (empty for the chunker's ids).
 """
 
 from __future__ import annotations
@@ -48,22 +50,22 @@ class DocIndex:
         loose = self._loose
         chunks, pages, key_pages = self.chunks, self.pages, self.key_pages
         for doc in gone:
-            for prefix in _prefixes(doc):
-                kept = tuple(d for d in owners.get(prefix, ()) if d != doc.doc_id)
-                if kept:
-                    owners[prefix] = kept
-                else:
-                    owners.pop(prefix, None)
-            if doc.chunk_prefix is None:
+            prefix = doc.doc_id[:16]
+            kept = tuple(d for d in owners.get(prefix, ()) if d != doc.doc_id)
+            if kept:
+                owners[prefix] = kept
+            else:
+                owners.pop(prefix, None)
+            if not doc.chunks_by_prefix:
                 loose = dict(loose) if loose is self._loose else loose
                 for chunk_id in doc.places:
                     loose.pop(chunk_id, None)
             chunks, pages = chunks - len(doc.places), pages - len(doc.pages)
             key_pages -= len(doc.statement_kinds)
         for doc in came:
-            for prefix in _prefixes(doc):
-                owners[prefix] = (*owners.get(prefix, ()), doc.doc_id)
-            if doc.chunk_prefix is None:
+            prefix = doc.doc_id[:16]
+            owners[prefix] = (*owners.get(prefix, ()), doc.doc_id)
+            if not doc.chunks_by_prefix:
                 loose = dict(loose) if loose is self._loose else loose
                 loose.update(dict.fromkeys(doc.places, doc.doc_id))
             chunks, pages = chunks + len(doc.places), pages + len(doc.pages)
@@ -71,10 +73,14 @@ class DocIndex:
         return DocIndex(docs, owners, loose, (chunks, pages, key_pages))
 
     def doc_of_chunk(self, chunk_id: str) -> DocState | None:
-        for doc_id in self._owners.get(chunk_id.rpartition("-")[0], ()):
-            doc = self.docs[doc_id]
-            if chunk_id in doc.places:
-                return doc
+        # The prefix is the id's first 16 characters, or, for a shorter document id (which
+        # then holds no "-"), what comes before the first "-".
+        head = chunk_id[:16]
+        for prefix in (head, head.partition("-")[0]):
+            for doc_id in self._owners.get(prefix, ()):
+                doc = self.docs[doc_id]
+                if chunk_id in doc.places:
+                    return doc
         found = self._loose.get(chunk_id)
         return None if found is None else self.docs[found]
 
@@ -84,15 +90,6 @@ class DocIndex:
             if page_id in doc.page_rows:
                 return doc
         return None
-
-
-def _prefixes(doc: DocState) -> set[str]:
-    """The prefixes `doc` is found by: its pages' (the id's first 16 characters) and its
-    chunks' (the same for the chunker's ids)."""
-    found = {doc.doc_id[:16]}
-    if doc.chunk_prefix is not None:
-        found.add(doc.chunk_prefix)
-    return found
 
 
 class Places(Mapping[str, Place]):

@@ -118,12 +118,13 @@ class DocState:
         return {key.id: row for row, key in enumerate(self.pages)}
 
     @cached_property
-    def chunk_prefix(self) -> str | None:
-        """What every chunk id of the document starts with before its last "-" (the chunker's
-        ids: the document id's first 16 characters, then the chunk's number), so a chunk is
-        found through its document; None when the ids share no such prefix."""
-        prefixes = {chunk_id.rpartition("-")[0] for chunk_id in self.places}
-        return prefixes.pop() if len(prefixes) == 1 and "" not in prefixes else None
+    def chunks_by_prefix(self) -> bool:
+        """Whether every chunk id starts with the document id's first 16 characters and a "-"
+        (the chunker's ids and the figure descriptions'), readable back from the chunk id
+        (`citerag.retrieve.doc_index`), so a chunk is found through its document."""
+        prefix = self.doc_id[:16] + "-"
+        readable = len(self.doc_id) >= 16 or "-" not in self.doc_id
+        return readable and all(chunk_id.startswith(prefix) for chunk_id in self.places)
 
 
 def load_doc_state(
