@@ -108,7 +108,7 @@ def run(chunks: int, folder: Path) -> str:
     cold_s = time.perf_counter() - started
     total_bytes, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    n_pages = len(state.pages.keys)
+    n_pages = len(state.page_ids)
     state_bytes = total_bytes - keyword_bytes
     write(store, keywords, "f" * 64, texts[:PAGES_PER_DOC])
     started = time.perf_counter()

@@ -91,7 +91,7 @@ def test_a_document_added_elsewhere_is_found_and_only_it_is_loaded(
     newer = refresh_state(state, here, keywords, "c")  # type: ignore[arg-type]
     assert hits(newer, "streaming revenue") == ["d2-0", "d2-1"]
     assert sorted(newer.places) == ["d1-0", "d1-1", "d2-0", "d2-1"]
-    assert [k.id for k in newer.pages.keys][-1].startswith("d2")
+    assert [k.id for k in newer.page_keys()][-1].startswith("d2")
     assert set(here.calls) == {"chunk_metadata:d2", "chunks_of:d2"}, here.calls
     assert hits(state, "streaming") == [], "an older snapshot keeps what it showed"
 

@@ -7,8 +7,9 @@ is set, else nx-27017 (an SQLite-backed MongoDB wire server) started for the ses
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,27 +19,57 @@ from citerag.settings import Settings
 from citerag.store.factory import open_docstore
 from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
-from citerag.testing.docstore import DocStoreContract, ingest
+from citerag.testing.docstore import DocStoreContract, JournalContract, ingest
 
 
-class TestSQLiteDocStore(DocStoreContract):
+class TestSQLiteDocStore(DocStoreContract, JournalContract):
     @pytest.fixture
     def docstore(self, tmp_path: Path) -> Iterator[SQLiteDocStore]:
         store = SQLiteDocStore(tmp_path / "docstore.sqlite")
         yield store
         store.close()
 
+    @pytest.fixture
+    def open_again(self, tmp_path: Path) -> Iterator[Callable[[int], SQLiteDocStore]]:
+        opened: list[SQLiteDocStore] = []
+
+        def open_store(keep: int) -> SQLiteDocStore:
+            opened.append(SQLiteDocStore(tmp_path / "docstore.sqlite", journal_keep=keep))
+            return opened[-1]
+
+        yield open_store
+        for store in opened:
+            store.close()
+
 
 # integration: a MONGODB_URI naming another machine must get past the loopback-only guard
 @pytest.mark.server
 @pytest.mark.integration
-class TestMongoDocStore(DocStoreContract):
+class TestMongoDocStore(DocStoreContract, JournalContract):
     @pytest.fixture
-    def docstore(self, mongo_wire_uri: str) -> Iterator[MongoDocStore]:
-        store = MongoDocStore(mongo_wire_uri, f"citerag_test_{uuid.uuid4().hex[:12]}")
+    def database(self) -> str:
+        return f"citerag_test_{uuid.uuid4().hex[:12]}"
+
+    @pytest.fixture
+    def docstore(self, mongo_wire_uri: str, database: str) -> Iterator[MongoDocStore]:
+        store = MongoDocStore(mongo_wire_uri, database)
         yield store
         store.drop_database()
         store.close()
+
+    @pytest.fixture
+    def open_again(
+        self, mongo_wire_uri: str, database: str
+    ) -> Iterator[Callable[[int], MongoDocStore]]:
+        opened: list[MongoDocStore] = []
+
+        def open_store(keep: int) -> MongoDocStore:
+            opened.append(MongoDocStore(mongo_wire_uri, database, journal_keep=keep))
+            return opened[-1]
+
+        yield open_store
+        for store in opened:
+            store.close()
 
 
 def test_sqlite_store_keeps_data_after_reopening(tmp_path: Path) -> None:
@@ -78,8 +109,6 @@ def test_factory_reports_an_unreachable_mongodb_uri(tmp_path: Path) -> None:
 def test_a_docstore_file_from_before_sources_gains_the_column_and_keeps_its_documents(
     tmp_path: Path,
 ) -> None:
-    import sqlite3
-
     path = tmp_path / "docstore.sqlite"
     with sqlite3.connect(path) as old:  # the documents table as it was written before sources
         old.execute(
@@ -93,5 +122,23 @@ def test_a_docstore_file_from_before_sources_gains_the_column_and_keeps_its_docu
     try:
         [kept] = store.list_documents("main")
         assert (kept.name, kept.source) == ("a.pdf", "")
+    finally:
+        store.close()
+
+
+def test_a_docstore_file_from_before_the_journal_gains_it_and_journals_from_then_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "docstore.sqlite"
+    ingest(SQLiteDocStore(path), "d1", 1)
+    with sqlite3.connect(path) as old:  # a file written before the change record existed
+        old.execute("DROP TABLE changes")
+    store = SQLiteDocStore(path)
+    try:
+        assert store.generation("main") == 0  # a reader lists the collection to start
+        assert [r.doc_id for r in store.list_documents("main")] == ["d1"]
+        ingest(store, "d2", 1)
+        changes = store.changes_since("main", 0)
+        assert changes is not None and set(changes.ready) == {"d2"}
     finally:
         store.close()

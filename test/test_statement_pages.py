@@ -124,9 +124,9 @@ def test_only_the_titled_table_page_is_a_statement_page(
 ) -> None:
     keywords = BM25FilesIndex(tmp_path / "keywords")
     state = refresh_state(None, docstore, keywords, "c", FINANCIAL_VOCABULARY)
-    statements = [state.page_key(p).page for p in state.pages.statement_ids]
+    statements = [state.page_key(p).page for p in state.key_pages]
     assert statements == [3]
-    assert refresh_state(None, docstore, keywords, "c").pages.statement_ids == frozenset()
+    assert dict(refresh_state(None, docstore, keywords, "c").key_pages) == {}
 
 
 def test_a_capex_question_ranks_the_cash_flow_statement_above_prose_that_repeats_it(

@@ -13,19 +13,18 @@ from citerag.query.request import AnswerRequest
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.filters import page_filters
 from citerag.retrieve.routing import checked_where
-from citerag.store.base import DocStore
 
 
 def request_filters(
-    request: AnswerRequest, docstore: DocStore, state: Callable[[str], CollectionState]
+    request: AnswerRequest, state: Callable[[str], CollectionState]
 ) -> MetadataFilters | None:
     """The request's filters; its pages replace them (after checking some document has those
     pages), and its card conditions add the matching documents (`state(collection)` gives the
-    cards)."""
+    page counts and the cards, without listing the collection)."""
     filters = request.filters
     if request.pages is not None:
-        pages = [r.pages for r in docstore.list_documents(request.collection)]
-        check_pages_exist(request.pages, request.collection, pages)
+        longest = state(request.collection).longest_document
+        check_pages_exist(request.pages, request.collection, [longest])
         filters = page_filters(request.pages.first, request.pages.last)
     if request.where:
         filters = _documents_filter(request, state(request.collection), filters)

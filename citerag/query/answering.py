@@ -72,7 +72,7 @@ class Answering:
 
     def retrieval_answer(self, request: AnswerRequest) -> AnswerResult:
         """The hybrid and single modes (a request whose question stands alone)."""
-        filters = request_filters(request, self._docstore, self._searchable)
+        filters = request_filters(request, self._searchable)
         collection, top_k = request.collection, request.top_k
         engine: BaseQueryEngine = (
             self.subquestion_engine(collection, top_k, filters)

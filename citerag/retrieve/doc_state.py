@@ -15,6 +15,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
@@ -109,6 +110,21 @@ class DocState:
     vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
     card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
     statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> its kind
+    page_count: int = 0  # the record's pages (the file's, chunks or not)
+
+    @cached_property
+    def page_rows(self) -> dict[str, int]:
+        """Page id -> its row in `pages` (and `vectors`)."""
+        return {key.id: row for row, key in enumerate(self.pages)}
+
+    @cached_property
+    def chunks_by_prefix(self) -> bool:
+        """Whether every chunk id starts with the document id's first 16 characters and a "-"
+        (the chunker's ids and the figure descriptions'), readable back from the chunk id
+        (`citerag.retrieve.doc_index`), so a chunk is found through its document."""
+        prefix = self.doc_id[:16] + "-"
+        readable = len(self.doc_id) >= 16 or "-" not in self.doc_id
+        return readable and all(chunk_id.startswith(prefix) for chunk_id in self.places)
 
 
 def load_doc_state(
@@ -118,6 +134,7 @@ def load_doc_state(
     version: float,
     vocabulary: DomainVocabulary = GENERIC,
     card: DocumentCard | None = None,
+    page_count: int = 0,
 ) -> DocState:
     """The document's state; its key pages are those `vocabulary` knows by their title. A
     document stored before cards were made gets its card read from its first pages now."""
@@ -143,7 +160,16 @@ def load_doc_state(
         card = _card_from_chunks(docstore, collection, places, chunk_ids)
     statements = frozenset(kinds)
     return DocState(
-        doc_id, version, places, pages, dict(chunk_ids), statements, vectors, card, kinds
+        doc_id,
+        version,
+        places,
+        pages,
+        dict(chunk_ids),
+        statements,
+        vectors,
+        card,
+        kinds,
+        page_count,
     )
 
 

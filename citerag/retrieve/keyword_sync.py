@@ -2,7 +2,8 @@
 
 The docstore is the truth: a ready document the keyword index lacks (written through another
 process, or kept in files this process does not share) gets its entries from the docstore's
-chunks; a document the docstore no longer records is removed from the keyword index.
+chunks; a document the docstore no longer records is removed from the keyword index. Which
+documents those are comes from the docstore's change record, or, on a cold open, one listing.
 """
 
 from __future__ import annotations
@@ -33,18 +34,21 @@ def sync_keywords(
     keywords: KeywordIndex,
     collection: str,
     appeared: Iterable[str],
-    vanished: Iterable[str] | None,
+    gone: Iterable[str] | None,
 ) -> None:
-    """Index the `appeared` documents the keyword index lacks, and drop those of `vanished`
-    (None: every indexed document) that the docstore no longer records at all (a pending one
-    belongs to the ingest or delete under way)."""
+    """Index the `appeared` documents the keyword index lacks, and drop the `gone` ones (the
+    docstore no longer records them: its change record says so). With `gone` None, every
+    indexed document the docstore does not record at all is dropped, from one listing (a
+    pending one belongs to the ingest or delete under way)."""
     indexed = keywords.doc_ids(collection)
     for doc_id in appeared:
         if doc_id not in indexed:
             log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])
             index_from_docstore(docstore, keywords, collection, doc_id)
-    known = {r.doc_id for r in docstore.list_documents(collection, include_pending=True)}
-    if vanished is None and not known:
-        return  # a docstore that knows nothing of the collection may be the wrong one
-    for doc_id in (indexed if vanished is None else set(vanished)) - known:
+    if gone is None:
+        known = {r.doc_id for r in docstore.list_documents(collection, include_pending=True)}
+        if not known:
+            return  # a docstore that knows nothing of the collection may be the wrong one
+        gone = indexed - known
+    for doc_id in set(gone) & indexed:
         keywords.remove_document(collection, doc_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
 
 import numpy as np
 
@@ -43,13 +42,7 @@ class SnapshotSource:
     def page_vector_hits(
         self, vector: np.ndarray, top_k: int, allowed: set[str] | None
     ) -> list[str]:
-        pages = self.state.pages
-        if pages.vectors is None:
-            return []
-        order = np.argsort(-(pages.vectors @ vector), kind="stable")
-        ranked = (pages.keys[i].id for i in order)
-        picked = (p for p in ranked if allowed is None or p in allowed)
-        return list(islice(picked, top_k))  # not every page's id
+        return self.state.page_vector_hits(vector, top_k, allowed)
 
     def place(self, chunk_id: str) -> Place:
         return self.state.places[chunk_id]
@@ -60,7 +53,7 @@ class SnapshotSource:
 
     def chunks_on(self, page_id: str) -> list[str]:
         """The page's chunk ids, in reading order."""
-        return self.state.pages.chunk_ids.get(self.state.page_key(page_id), [])
+        return self.state.chunks_on(page_id)
 
     def known_values(self, key: str) -> tuple[str, ...]:
         return self.state.known_values(key)
@@ -74,4 +67,4 @@ class SnapshotSource:
         return len(self.state.places)
 
     def key_pages(self) -> Mapping[str, str]:
-        return self.state.pages.statement_kinds
+        return self.state.key_pages

@@ -12,6 +12,7 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.errors import InputError
+from citerag.store.journal import ChangeSet
 from citerag.store.keywords import KeywordIndex
 from citerag.types import DocumentRecord, JSONObject
 
@@ -100,8 +101,20 @@ class DocStore(Protocol):
     def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None: ...
     def get_tree(self, collection: str, doc_id: str) -> JSONObject | None: ...
     def put_card(self, collection: str, doc_id: str, card: JSONObject) -> None: ...
-    def get_cards(self, collection: str) -> dict[str, JSONObject]:
-        """Every stored card of the collection, by document id (a card goes with its document)."""
+    def get_cards(
+        self, collection: str, doc_ids: Sequence[str] | None = None
+    ) -> dict[str, JSONObject]:
+        """The stored cards of `doc_ids` (None: every document of the collection), by document
+        id (a card goes with its document)."""
+        ...
+
+    def generation(self, collection: str) -> int:
+        """The collection's generation: how many journaled writes it has had (0: none yet)."""
+        ...
+
+    def changes_since(self, collection: str, generation: int) -> ChangeSet | None:
+        """What changed after `generation` (`citerag.store.journal`); None when the journal no
+        longer reaches back that far (trimmed, or the store was reset): list the collection."""
         ...
 
     def collections(self) -> list[str]:

@@ -9,17 +9,20 @@ from typing import Any
 import numpy as np
 from bson.binary import Binary
 from llama_index.core.schema import TextNode
-from pymongo import ASCENDING, MongoClient, ReplaceOne
-from pymongo.errors import ConfigurationError, PyMongoError
+from pymongo import ASCENDING, DESCENDING, MongoClient, ReplaceOne
+from pymongo.errors import ConfigurationError, DuplicateKeyError, PyMongoError
 
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.nodes import from_record, page_vector_prefix, to_record
 from citerag.settings import shown_uri
 from citerag.store.base import ChunkMetadata
+from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet, change_set, reaches
 from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
 from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
+# Writers racing for the same generation: each lost race means another writer's entry landed.
+CLAIM_TRIES = 1000
 DOCUMENT_FIELDS = (
     "doc_id",
     "name",
@@ -33,9 +36,18 @@ DOCUMENT_FIELDS = (
 
 
 class MongoDocStore:
-    """`DocStore` over pymongo: collections `documents`, `chunks` and `sentence_vectors`."""
+    """`DocStore` over pymongo: collections `documents`, `chunks` and `sentence_vectors`, and
+    the change journal `changes` (`citerag.store.journal`).
 
-    def __init__(self, uri: str, database: str) -> None:
+    A journal entry takes its generation by inserting it under a unique (collection,
+    generation) index, after the write it records: the entry and its generation land in one
+    atomic write, so a reader that sees generation g sees every entry up to g (an `$inc`ed
+    counter and a separate insert would leave a gap a reader could step over for good). With
+    no multi-document transaction (it needs a replica set), a process killed between a write
+    and its entry leaves a change other processes see at their next listing."""
+
+    def __init__(self, uri: str, database: str, journal_keep: int = JOURNAL_KEEP) -> None:
+        self._keep = journal_keep
         try:
             self._client: MongoClient[dict[str, Any]] = MongoClient(
                 uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, tz_aware=True
@@ -59,6 +71,7 @@ class MongoDocStore:
         self._vectors = db["sentence_vectors"]
         self._trees = db["trees"]
         self._cards = db["cards"]
+        self._changes = db["changes"]
         self._create_indexes()
 
     def _create_indexes(self) -> None:
@@ -73,16 +86,61 @@ class MongoDocStore:
         self._vectors.create_index(
             [("collection", ASCENDING), ("chunk_id", ASCENDING)], unique=True
         )
+        self._changes.create_index(
+            [("collection", ASCENDING), ("generation", ASCENDING)], unique=True
+        )
         for keyed_by_doc in (self._trees, self._cards):
             keyed_by_doc.create_index(
                 [("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True
             )
+
+    def _journal(self, collection: str, doc_id: str, kind: ChangeKind) -> None:
+        for _ in range(CLAIM_TRIES):
+            generation = self.generation(collection) + 1
+            entry = {"collection": collection, "generation": generation}
+            try:
+                self._changes.insert_one({**entry, "doc_id": doc_id, "kind": kind})
+            except DuplicateKeyError:
+                continue  # another writer took it: try the next
+            self._changes.delete_many(
+                {"collection": collection, "generation": {"$lte": generation - self._keep}}
+            )
+            return
+        raise BackendUnavailable(
+            f"MongoDB: no journal generation for collection {collection!r} after "
+            f"{CLAIM_TRIES} tries; other writers keep taking them."
+        )
+
+    def generation(self, collection: str) -> int:
+        last = list(
+            self._changes.find({"collection": collection}, {"_id": 0, "generation": 1})
+            .sort("generation", DESCENDING)
+            .limit(1)
+        )
+        return int(last[0]["generation"]) if last else 0
+
+    def changes_since(self, collection: str, generation: int) -> ChangeSet | None:
+        # The entries first, the records after (see SQLite's `read_changes`).
+        cursor = self._changes.find(
+            {"collection": collection, "generation": {"$gte": generation}},
+            {"_id": 0, "generation": 1, "doc_id": 1},
+        ).sort("generation", ASCENDING)
+        entries = [(int(e["generation"]), str(e["doc_id"])) for e in cursor]
+        if not reaches(generation, [g for g, _ in entries]):
+            return None
+        changed = list(dict.fromkeys(d for g, d in entries if g > generation))
+        if not changed:
+            return ChangeSet(generation)
+        found = self._documents.find({"collection": collection, "doc_id": {"$in": changed}})
+        return change_set(entries[-1][0], changed, [_record(data) for data in found])
 
     def put_document(self, record: DocumentRecord) -> None:
         fields = {name: getattr(record, name) for name in DOCUMENT_FIELDS}
         self._documents.replace_one(
             {"collection": record.collection, "doc_id": record.doc_id}, fields, upsert=True
         )
+        kind: ChangeKind = "ready" if record.status == "ready" else "pending"
+        self._journal(record.collection, record.doc_id, kind)
 
     def put_chunks(self, collection: str, chunks: Sequence[TextNode]) -> None:
         writes = [
@@ -122,6 +180,7 @@ class MongoDocStore:
         self._documents.update_one(
             {"collection": collection, "doc_id": doc_id}, {"$set": {"status": "ready"}}
         )
+        self._journal(collection, doc_id, "ready")
 
     def get_document(self, collection: str, doc_id: str) -> DocumentRecord | None:
         found = self._documents.find_one({"collection": collection, "doc_id": doc_id})
@@ -205,6 +264,7 @@ class MongoDocStore:
         # No multi-document transaction (it needs a replica set): the record goes first, so a
         # delete stopped half-way leaves orphans that nothing lists rather than a broken document.
         self._documents.delete_one({"collection": collection, "doc_id": doc_id})
+        self._journal(collection, doc_id, "deleted")
         chunk_ids = self._chunks.distinct("id", {"collection": collection, "doc_id": doc_id})
         self._vectors.delete_many({"collection": collection, "chunk_id": {"$in": chunk_ids}})
         prefix = re.escape(page_vector_prefix(doc_id))
@@ -225,8 +285,13 @@ class MongoDocStore:
         key = {"collection": collection, "doc_id": doc_id}
         self._cards.replace_one(key, {**key, "card": card}, upsert=True)
 
-    def get_cards(self, collection: str) -> dict[str, JSONObject]:
-        found = self._cards.find({"collection": collection})
+    def get_cards(
+        self, collection: str, doc_ids: Sequence[str] | None = None
+    ) -> dict[str, JSONObject]:
+        query: JSONObject = {"collection": collection}
+        if doc_ids is not None:
+            query["doc_id"] = {"$in": list(doc_ids)}
+        found = self._cards.find(query)
         return {str(row["doc_id"]): dict(row["card"]) for row in found}
 
     def collections(self) -> list[str]:

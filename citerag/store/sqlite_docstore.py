@@ -22,6 +22,14 @@ from citerag.nodes import (
     to_record,
 )
 from citerag.store.base import ChunkMetadata
+from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet
+from citerag.store.sqlite_journal import (
+    DOCUMENT_COLUMNS,
+    JOURNAL_SCHEMA,
+    journal,
+    read_changes,
+)
+from citerag.store.sqlite_journal import document_record as _record
 from citerag.types import DocumentRecord, JSONObject
 
 SCHEMA = """
@@ -72,19 +80,21 @@ CREATE TABLE IF NOT EXISTS trees (
 # Stays below SQLite's bound-parameter limit on old builds (999) with room for the collection.
 ID_BATCH = 500
 
-DOCUMENT_COLUMNS = "doc_id, name, collection, pages, parser, status, created_at, source"
-
 
 class SQLiteDocStore:
-    """`DocStore` over sqlite3: one connection guarded by a lock, every write a transaction."""
+    """`DocStore` over sqlite3: one connection guarded by a lock, every write a transaction.
+    A write that changes a document's record journals it in the same transaction
+    (`citerag.store.journal`); the `changes` table is created in a file written before it, whose
+    readers start from a listing."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, journal_keep: int = JOURNAL_KEEP) -> None:
+        self._keep = journal_keep
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA)
+        self._conn.executescript(SCHEMA + JOURNAL_SCHEMA)
         self._add_source_column()
 
     def _add_source_column(self) -> None:
@@ -131,6 +141,8 @@ class SQLiteDocStore:
                     record.source,
                 ),
             )
+            kind: ChangeKind = "ready" if record.status == "ready" else "pending"
+            journal(conn, self._keep, record.collection, record.doc_id, kind)
 
     def put_chunks(self, collection: str, chunks: Sequence[TextNode]) -> None:
         rows = [
@@ -169,6 +181,7 @@ class SQLiteDocStore:
                 "UPDATE documents SET status = 'ready' WHERE collection = ? AND doc_id = ?",
                 (collection, doc_id),
             )
+            journal(conn, self._keep, collection, doc_id, "ready")
 
     def get_document(self, collection: str, doc_id: str) -> DocumentRecord | None:
         rows = self._read(
@@ -296,6 +309,7 @@ class SQLiteDocStore:
                     f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?",  # noqa: S608
                     (collection, doc_id),
                 )
+            journal(conn, self._keep, collection, doc_id, "deleted")
 
     def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         with self._transaction() as conn:
@@ -317,9 +331,31 @@ class SQLiteDocStore:
                 (collection, doc_id, json.dumps(card)),
             )
 
-    def get_cards(self, collection: str) -> dict[str, JSONObject]:
-        rows = self._read("SELECT doc_id, data FROM cards WHERE collection = ?", (collection,))
-        return {doc_id: json.loads(data) for doc_id, data in rows}
+    def get_cards(
+        self, collection: str, doc_ids: Sequence[str] | None = None
+    ) -> dict[str, JSONObject]:
+        if doc_ids is None:
+            rows = self._read("SELECT doc_id, data FROM cards WHERE collection = ?", (collection,))
+            return {doc_id: json.loads(data) for doc_id, data in rows}
+        found: dict[str, JSONObject] = {}
+        for batch in _batches(list(dict.fromkeys(doc_ids))):
+            marks = ", ".join("?" * len(batch))
+            rows = self._read(
+                f"SELECT doc_id, data FROM cards WHERE collection = ? AND doc_id IN ({marks})",
+                (collection, *batch),
+            )
+            found.update((doc_id, json.loads(data)) for doc_id, data in rows)
+        return found
+
+    def generation(self, collection: str) -> int:
+        rows = self._read(
+            "SELECT COALESCE(MAX(generation), 0) FROM changes WHERE collection = ?", (collection,)
+        )
+        return int(rows[0][0])
+
+    def changes_since(self, collection: str, generation: int) -> ChangeSet | None:
+        with self._lock:
+            return read_changes(self._conn, collection, generation)
 
     def collections(self) -> list[str]:
         rows = self._read(
@@ -330,20 +366,6 @@ class SQLiteDocStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def _record(row: tuple[Any, ...]) -> DocumentRecord:
-    doc_id, name, collection, pages, parser, status, created_at, source = row
-    return DocumentRecord(
-        doc_id=doc_id,
-        name=name,
-        collection=collection,
-        pages=int(pages),
-        parser=parser,
-        status=status,
-        created_at=float(created_at),
-        source=str(source or ""),
-    )
 
 
 def _batches(ids: list[str]) -> Iterator[list[str]]:

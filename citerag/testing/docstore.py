@@ -1,12 +1,13 @@
 """The contract of `DocStore` (citerag.store.base): SQLite and MongoDB keep it.
 
 Subclass `DocStoreContract` and give the class a `docstore` fixture that yields an empty store
-(and closes it after).
+(and closes it after); `JournalContract` checks the change record and needs `open_again` too.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -14,6 +15,7 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.nodes import boxes_of, chunk_node, neighbour_id, page_vector_key
 from citerag.store.base import DocStore
+from citerag.store.journal import JOURNAL_KEEP, ChangeSet
 from citerag.types import BBox, DocumentRecord, JSONObject
 
 
@@ -277,3 +279,90 @@ class DocStoreContract:
         docstore.delete_document("main", "d1")
         assert docstore.get_cards("main") == {}
         assert docstore.get_cards("other") == {"d1": {"kind": "paper"}}
+
+    def test_get_cards_of_some_documents_reads_only_those(self, docstore: DocStore) -> None:
+        for doc_id in ("d1", "d2", "d3"):
+            ingest(docstore, doc_id, 1)
+            docstore.put_card("main", doc_id, {"title": doc_id})
+        assert docstore.get_cards("main", ["d3", "d1", "missing"]) == {
+            "d1": {"title": "d1"},
+            "d3": {"title": "d3"},
+        }
+        assert docstore.get_cards("main", []) == {}
+
+
+class JournalContract:
+    """The change record (`citerag.store.journal`). Subclasses give `docstore` (an empty store)
+    and `open_again`: another store object on the same storage, with a journal bound."""
+
+    def test_each_write_to_a_record_moves_the_generation(self, docstore: DocStore) -> None:
+        assert docstore.generation("main") == 0
+        assert docstore.changes_since("main", 0) == ChangeSet(0)
+        ingest(docstore, "d1", 2)
+        after = docstore.generation("main")
+        assert after == 2  # the pending record, then ready
+        changes = docstore.changes_since("main", 0)
+        assert changes is not None
+        assert (changes.generation, changes.ready) == (after, {"d1": record_ready("d1")})
+        assert docstore.changes_since("main", after) == ChangeSet(after)
+        assert docstore.generation("other") == 0, "each collection counts its own"
+
+    def test_changes_name_what_turned_ready_pending_or_went(self, docstore: DocStore) -> None:
+        for doc_id in ("kept", "deleted", "reingested", "renaming"):
+            ingest(docstore, doc_id, 1)
+        since = docstore.generation("main")
+        docstore.delete_document("main", "deleted")
+        again = replace(record_ready("reingested"), created_at=1_800_000_000.0)
+        docstore.put_document(again)
+        docstore.put_document(replace(record_ready("renaming"), status="pending"))
+        ingest(docstore, "added", 1)
+        changes = docstore.changes_since("main", since)
+        assert changes is not None
+        assert changes.generation == docstore.generation("main") == since + 5
+        assert changes.ready == {"reingested": again, "added": record_ready("added")}
+        assert changes.pending == {"renaming"}
+        assert changes.gone == {"deleted"}
+        assert changes.unready == {"renaming", "deleted"}
+
+    def test_another_store_object_on_the_same_storage_sees_each_change(
+        self, docstore: DocStore, open_again: Callable[[int], DocStore]
+    ) -> None:
+        ingest(docstore, "d1", 1)
+        since = docstore.generation("main")
+        other = open_again(JOURNAL_KEEP)
+        ingest(other, "d2", 1)
+        other.delete_document("main", "d1")
+        changes = docstore.changes_since("main", since)
+        assert changes is not None
+        assert (set(changes.ready), changes.gone) == ({"d2"}, {"d1"})
+        assert changes.generation == other.generation("main") == docstore.generation("main")
+
+    def test_a_reader_behind_the_trimmed_journal_is_told_to_list_again(
+        self, docstore: DocStore, open_again: Callable[[int], DocStore]
+    ) -> None:
+        small = open_again(3)
+        for doc_id in ("d1", "d2", "d3"):
+            ingest(small, doc_id, 1)  # six entries: the first three are trimmed
+        last = small.generation("main")
+        assert last == 6
+        assert small.changes_since("main", 0) is None
+        assert small.changes_since("main", 2) is None
+        recent = small.changes_since("main", last - 2)
+        assert recent is not None and set(recent.ready) == {"d3"}
+        assert small.changes_since("main", last) == ChangeSet(last)
+        assert small.changes_since("main", last + 5) is None, "a store reset behind the reader"
+
+    def test_concurrent_writers_take_distinct_generations(self, docstore: DocStore) -> None:
+        threads = [threading.Thread(target=ingest, args=(docstore, f"t{i}", 2)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert docstore.generation("main") == 8
+        changes = docstore.changes_since("main", 0)
+        assert changes is not None and set(changes.ready) == {"t0", "t1", "t2", "t3"}
+
+
+def record_ready(doc_id: str) -> DocumentRecord:
+    """`ingest`'s record of `doc_id` once it is ready."""
+    return replace(record(doc_id, name=f"{doc_id}.pdf"), status="ready")
