@@ -45,7 +45,7 @@ def lucene_idf(df: np.ndarray, n_entries: int) -> np.ndarray:
 class Segment:
     """Entries of one kind from one document: a term-major (CSC) matrix of term counts."""
 
-    ids: tuple[str, ...]
+    ids: Sequence[str]  # a tuple, or a merged segment's mapped ids
     terms: np.ndarray  # uint64 term hashes, sorted
     indptr: np.ndarray  # postings of terms[j]: rows[indptr[j]:indptr[j + 1]]
     rows: np.ndarray  # entry positions
