@@ -284,6 +284,11 @@ class BM25FilesIndex:
             kinds = self._segments(collection, doc_id)
         return {kind: list(segment.ids) for kind, segment in (kinds or {}).items()}
 
+    @property
+    def cached_bytes(self) -> int:
+        """The bytes of document segments kept between searches (at most `cache_mib` MiB)."""
+        return self._cache.bytes
+
     def drop_collection(self, collection: str) -> None:
         _check_name(collection)
         with self._lock:
