@@ -38,7 +38,12 @@ def sync_keywords(
     """Index the `appeared` documents the keyword index lacks, and drop those of `vanished`
     (None: every indexed document) that the docstore no longer records at all (a pending one
     belongs to the ingest or delete under way)."""
-    indexed = keywords.doc_ids(collection)
+    appeared = list(appeared)
+    # A change asks about its own documents only; a cold open (vanished None) lists them all.
+    if vanished is None:
+        indexed = keywords.doc_ids(collection)
+    else:
+        indexed = keywords.doc_ids_among(collection, appeared)
     for doc_id in appeared:
         if doc_id not in indexed:
             log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])

@@ -270,11 +270,12 @@ class BM25FilesIndex:
     def doc_ids_among(self, collection: str, doc_ids: Iterable[str]) -> set[str]:
         """Which of `doc_ids` have folders on disk now, reading theirs only (and taking in a
         version another process wrote)."""
+        asked = {d for d in doc_ids if _SAFE_NAME.match(d)}  # no other name has a folder
         with self._lock:
             loaded = self._loaded(collection)
-            for doc_id in set(doc_ids):
+            for doc_id in asked:
                 self._take(loaded, collection, doc_id)
-            return {d for d in doc_ids if d in loaded.docs}
+            return {d for d in asked if d in loaded.docs}
 
     def entry_ids(self, collection: str, doc_id: str) -> dict[str, list[str]]:
         """The ids a document's segment holds, per kind (for checks and tests)."""
