@@ -30,19 +30,19 @@ import os
 import re
 import shutil
 import threading
-from collections import OrderedDict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, retire, swap_in
+from citerag.store.bm25_cache import SegmentCache
+from citerag.store.bm25_merge_writer import write_merged
 from citerag.store.bm25_merged import (
     FORMAT,
     IDS_FILE,
     MERGED,
-    MappedIds,
     Merged,
     Version,
     empty_merged,
@@ -50,8 +50,8 @@ from citerag.store.bm25_merged import (
     open_merged,
     read_document,
     read_stats,
-    write_merged,
 )
+from citerag.store.bm25_ranking import Found, best, hidden_freqs, rows_among
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
@@ -130,49 +130,6 @@ class _Collection:
         return _View(merged, loose, gone)
 
 
-class _Cache:
-    """Documents' segments read on demand, at most `max_bytes` of them, least recently used
-    out first (a document larger than the bound is read for each search, never kept)."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self._items: OrderedDict[tuple[str, str, Version], tuple[dict[str, Segment], int]]
-        self._items = OrderedDict()
-
-    def get(self, key: tuple[str, str, Version]) -> dict[str, Segment] | None:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
-
-    def put(self, key: tuple[str, str, Version], kinds: dict[str, Segment]) -> None:
-        size = sum(_size(segment) for segment in kinds.values())
-        self.discard(key)
-        if size > self.max_bytes:
-            return
-        self._items[key] = (kinds, size)
-        self.bytes += size
-        while self.bytes > self.max_bytes:
-            _, (_, dropped) = self._items.popitem(last=False)
-            self.bytes -= dropped
-
-    def discard(self, key: tuple[str, str, Version]) -> None:
-        item = self._items.pop(key, None)
-        if item is not None:
-            self.bytes -= item[1]
-
-    def discard_collection(self, collection: str) -> None:
-        for key in [k for k in self._items if k[0] == collection]:
-            self.discard(key)
-
-
-def _size(segment: Segment) -> int:
-    arrays = (segment.terms, segment.indptr, segment.rows, segment.tf, segment.lengths)
-    return sum(a.nbytes for a in arrays) + sum(56 + len(i) for i in segment.ids)
-
-
 class BM25FilesIndex:
     """`KeywordIndex` over per-document segment folders under `root`; `cache_mib` bounds the
     segments kept in memory between searches."""
@@ -181,7 +138,7 @@ class BM25FilesIndex:
         self.root = root
         self._lock = threading.RLock()
         self._collections: dict[str, _Collection] = {}
-        self._cache = _Cache(int(cache_mib * 2**20))
+        self._cache = SegmentCache(int(cache_mib * 2**20))
 
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         folder = self._doc_folder(collection, doc_id)
@@ -234,14 +191,14 @@ class BM25FilesIndex:
         hidden = [view.merged.span(kind, d) for d in view.gone]
         parts = [(merged, merged.columns(unique))]
         parts += [(segment, segment.columns(unique)) for _, segment in loose]
-        df = np.sum([s.doc_freqs(c) for s, c in parts], axis=0) - _hidden_freqs(
+        df = np.sum([s.doc_freqs(c) for s, c in parts], axis=0) - hidden_freqs(
             merged, parts[0][1], hidden
         )
         idf = lucene_idf(np.asarray(df).reshape(-1), entries)
         average = np.float64(length / entries)
         owners = [(view.merged.doc_order, view.merged.starts(kind)[:-1])]
         owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in loose]
-        found: list[_Found] = []
+        found: list[Found] = []
         for (segment, cols), (doc_ids, starts) in zip(parts, owners, strict=True):
             if not (cols >= 0).any():
                 continue
@@ -251,10 +208,10 @@ class BM25FilesIndex:
                     scores[start:end] = 0
             rows = np.flatnonzero(scores > 0)
             if allowed_ids is not None:
-                rows = _rows_among(segment, rows, allowed_ids)
+                rows = rows_among(segment, rows, allowed_ids)
             owner = np.searchsorted(starts, rows, side="right") - 1
-            found.append(_Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
-        return _best(found, top_k)
+            found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
+        return best(found, top_k)
 
     def doc_ids(self, collection: str) -> set[str]:
         """The documents whose folders are on disk now (those another process wrote too)."""
@@ -300,7 +257,7 @@ class BM25FilesIndex:
     def close(self) -> None:
         with self._lock:
             self._collections.clear()
-            self._cache = _Cache(self._cache.max_bytes)
+            self._cache = SegmentCache(self._cache.max_bytes)
 
     def _loaded(self, collection: str) -> _Collection:
         loaded = self._collections.get(collection)
@@ -372,17 +329,21 @@ class BM25FilesIndex:
         return view
 
     def _merge(self, collection: str, loaded: _Collection) -> None:
-        """Every document's segments merged, on disk for every process (read past the cache,
-        which keeps the documents searched one by one)."""
-        parts = []
+        """Every document's segments merged, on disk for every process."""
+        loaded.merged = write_merged(self.root / collection, self._parts(collection, loaded))
+        loaded.views.clear()
+
+    def _parts(
+        self, collection: str, loaded: _Collection
+    ) -> Iterator[tuple[str, Version, dict[str, Segment]]]:
+        """Each document's segments in doc-id order, read one at a time past the cache (which
+        keeps the documents searched one by one), in the version on disk now."""
         for doc_id in sorted(loaded.docs):
             kinds = None
             while kinds is None and doc_id in loaded.docs:  # taking in another's version
                 kinds = self._segments(collection, doc_id, keep=False)
             if kinds is not None:
-                parts.append((doc_id, loaded.docs[doc_id].version, kinds))
-        loaded.merged = write_merged(self.root / collection, parts)
-        loaded.views.clear()
+                yield doc_id, loaded.docs[doc_id].version, kinds
 
     def _segments(
         self, collection: str, doc_id: str, keep: bool = True
@@ -428,63 +389,6 @@ class BM25FilesIndex:
         _check_name(collection)
         _check_name(doc_id)
         return self.root / collection / doc_id
-
-
-def _hidden_freqs(
-    merged: Segment, columns: np.ndarray, hidden: list[tuple[int, int]]
-) -> np.ndarray:
-    """Per query term, how many of the merged segment's hidden rows hold it (a term's postings
-    are in row order)."""
-    freqs = np.zeros(len(columns), dtype=np.int64)
-    if not hidden:
-        return freqs
-    starts, ends = (np.array(edge, dtype=np.int64) for edge in zip(*hidden, strict=True))
-    for term, column in enumerate(columns.tolist()):
-        if column >= 0:
-            postings = merged.rows[merged.indptr[column] : merged.indptr[column + 1]]
-            inside = np.searchsorted(postings, ends) - np.searchsorted(postings, starts)
-            freqs[term] = int(inside.sum())
-    return freqs
-
-
-def _rows_among(segment: Segment, rows: np.ndarray, allowed: Collection[str]) -> np.ndarray:
-    if isinstance(segment.ids, MappedIds):
-        return segment.ids.rows_among(rows, allowed)
-    return np.array([r for r in rows if segment.ids[r] in allowed], dtype=int)
-
-
-@dataclass(frozen=True)
-class _Found:
-    """A segment's hits: rows, scores, and each row's document and place in it (for ties)."""
-
-    segment: Segment
-    rows: np.ndarray
-    scores: np.ndarray
-    doc_ids: tuple[str, ...]
-    owner: np.ndarray  # index into doc_ids per row
-    place: np.ndarray  # the row's position within its document
-
-
-def _best(found: list[_Found], top_k: int) -> list[tuple[str, float]]:
-    """The `top_k` best hits; ties go to the smaller document id, then the earlier entry."""
-    if not found:
-        return []
-    scores = np.concatenate([f.scores for f in found])
-    if not len(scores):
-        return []
-    owner = np.concatenate([f.owner for f in found])
-    place = np.concatenate([f.place for f in found])
-    which = np.concatenate([np.full(len(f.rows), i) for i, f in enumerate(found)])
-    rows = np.concatenate([f.rows for f in found])
-    if len(scores) > top_k:  # only hits scoring at least the k-th best can be among the best
-        kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-        keep = np.flatnonzero(scores >= kth)
-        scores, owner, place, which, rows = (a[keep] for a in (scores, owner, place, which, rows))
-    names = [found[w].doc_ids[o] for w, o in zip(which.tolist(), owner.tolist(), strict=True)]
-    rank = {d: i for i, d in enumerate(sorted(set(names)))}
-    doc_rank = np.fromiter((rank[d] for d in names), dtype=np.int64, count=len(names))
-    best = np.lexsort((place, doc_rank, -scores))[:top_k]
-    return [(found[which[i]].segment.ids[rows[i]], float(scores[i])) for i in best]
 
 
 def _check_name(name: str) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from typing import BinaryIO, overload
 
 import numpy as np
 
-from citerag.store.atomic_dirs import remove_dead_copies, swap_in
 from citerag.store.bm25_segment import ARRAYS, Segment
 from citerag.store.keywords import KINDS
 
@@ -110,20 +108,6 @@ class MappedIds(Sequence[str]):
         self._sorted = ordered
         self._order = order
 
-    @classmethod
-    def arrays(cls, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        encoded = [i.encode("utf-8") for i in ids]
-        starts = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=starts[1:])
-        table = np.array(encoded, dtype=f"S{max((len(e) for e in encoded), default=1)}")
-        order = np.argsort(table, kind="stable")
-        return {
-            "idbytes": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-            "idstarts": starts,
-            "idsorted": table[order],
-            "idorder": order.astype(np.int64),
-        }
-
     def __len__(self) -> int:
         return len(self._starts) - 1
 
@@ -197,38 +181,6 @@ def empty_merged() -> Merged:
     nothing: dict[str, np.ndarray] = dict.fromkeys(KINDS, none)
     segments: dict[str, Segment] = dict.fromkeys(KINDS, empty)
     return Merged(segments, {}, nothing, nothing, (0, 0))
-
-
-def write_merged(
-    collection_folder: Path, parts: list[tuple[str, Version, dict[str, Segment]]]
-) -> Merged:
-    """`parts` (in doc-id order) merged into `collection_folder/.merged`, replacing the one
-    there, and returned mapped from the files just written."""
-    remove_dead_copies(collection_folder)
-    staging = collection_folder / f".{MERGED}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    try:
-        meta: dict[str, object] = {"format": FORMAT, "docs": [[d, *v] for d, v, _ in parts]}
-        for kind in KINDS:
-            segments = [kinds[kind] for _, _, kinds in parts]
-            merged = Segment.concat(segments)
-            arrays = {name: getattr(merged, name) for name in ARRAYS}
-            arrays["rows"] = arrays["rows"].astype(np.min_scalar_type(max(len(merged) - 1, 0)))
-            arrays.update(MappedIds.arrays(merged.ids))
-            del merged
-            for name, array in arrays.items():
-                np.save(staging / f"{kind}.{name}.npy", array, allow_pickle=False)
-            meta[kind] = [[len(s), s.total_length] for s in segments]
-        (staging / META).write_text(json.dumps(meta), encoding="utf-8")
-        mapped = open_merged(staging)
-        if mapped is None:
-            raise OSError(f"{staging}: the merged keyword segment just written cannot be read")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    swap_in(staging, collection_folder / MERGED)
-    return mapped
 
 
 def open_merged(folder: Path) -> Merged | None:

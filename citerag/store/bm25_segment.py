@@ -151,13 +151,3 @@ class Segment:
     def save(self, folder: Path, kind: str) -> None:
         for name in ARRAYS:
             np.save(folder / f"{kind}.{name}.npy", getattr(self, name), allow_pickle=False)
-
-    @classmethod
-    def load(cls, folder: Path, kind: str, ids: Sequence[str]) -> Segment:
-        arrays = {
-            name: np.load(folder / f"{kind}.{name}.npy", allow_pickle=False) for name in ARRAYS
-        }
-        segment = cls(ids=tuple(ids), **arrays)
-        if len(segment.lengths) != len(segment.ids):
-            raise ValueError(f"{folder}: {len(ids)} {kind} ids but {len(segment.lengths)} rows")
-        return segment
