@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citerag.store import bm25_files
+from citerag.store import bm25_files, bm25_merge_writer, bm25_merged
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.bm25_merged import MERGED, folder_version, read_document
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
@@ -234,3 +234,26 @@ def test_an_opened_collection_keeps_its_postings_out_of_the_heap(tmp_path: Path)
     tracemalloc.stop()
     assert on_disk > 800_000
     assert held < on_disk / 10, f"{held} bytes held for {on_disk} bytes of merged segment"
+
+
+def test_ids_whose_hashes_collide_are_still_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merged segment matches allowed ids by hash first; were every hash the same, the hits
+    would still be exactly those among the allowed ids."""
+
+    def one_hash(ids: object) -> np.ndarray:
+        return np.zeros(len(list(ids)), dtype=np.uint64)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(bm25_merged, "id_hashes", one_hash)
+    monkeypatch.setattr(bm25_merge_writer, "id_hashes", one_hash)
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", 0)  # everything merged
+    rng = random.Random(4)
+    index = BM25FilesIndex(tmp_path)
+    for i in range(20):
+        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
+    stored = _stored(tmp_path)
+    for kind, query, among in _searches(index):
+        assert index.search("c", KeywordQuery(kind, query, 5, among)) == _direct(
+            stored[kind], query, 5, among
+        )

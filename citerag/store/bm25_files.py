@@ -30,7 +30,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,7 +198,7 @@ class BM25FilesIndex:
         average = np.float64(length / entries)
         owners = [(view.merged.doc_order, view.merged.starts(kind)[:-1])]
         owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in loose]
-        found: list[Found] = []
+        scored = []
         for (segment, cols), (doc_ids, starts) in zip(parts, owners, strict=True):
             if not (cols >= 0).any():
                 continue
@@ -206,12 +206,11 @@ class BM25FilesIndex:
             if segment is merged:
                 for start, end in hidden:
                     scores[start:end] = 0
-            rows = np.flatnonzero(scores > 0)
-            if allowed_ids is not None:
-                rows = rows_among(segment, rows, allowed_ids)
-            owner = np.searchsorted(starts, rows, side="right") - 1
-            found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
-        return best(found, top_k)
+            scored.append((segment, scores, doc_ids, starts))
+        hits = _hits(scored, top_k, allowed_ids, exact=False)
+        if allowed_ids is not None and any(i not in allowed_ids for i, _ in hits):
+            hits = _hits(scored, top_k, allowed_ids, exact=True)  # a hash let another id by
+        return hits
 
     def doc_ids(self, collection: str) -> set[str]:
         """The documents whose folders are on disk now (those another process wrote too)."""
@@ -389,6 +388,24 @@ class BM25FilesIndex:
         _check_name(collection)
         _check_name(doc_id)
         return self.root / collection / doc_id
+
+
+def _hits(
+    scored: list[tuple[Segment, np.ndarray, tuple[str, ...], np.ndarray]],
+    top_k: int,
+    allowed: Collection[str] | None,
+    exact: bool,
+) -> list[tuple[str, float]]:
+    """The best `top_k` of the scored segments' rows, among `allowed` (matched by id hash
+    unless `exact`)."""
+    found = []
+    for segment, scores, doc_ids, starts in scored:
+        rows = np.flatnonzero(scores > 0)
+        if allowed is not None:
+            rows = rows_among(segment, rows, allowed, exact)
+        owner = np.searchsorted(starts, rows, side="right") - 1
+        found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
+    return best(found, top_k)
 
 
 def _check_name(name: str) -> None:

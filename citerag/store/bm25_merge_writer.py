@@ -2,8 +2,8 @@
 a time and their postings spread over BUCKETS files by the top bits of the term hash (hashes
 are uniform, so the buckets are even); each bucket is then sorted on its own and appended. The
 result is the arrays `Segment.concat` would give over the same segments (terms sorted, a term's
-postings in row order), while the heap holds one document, one bucket and the entry ids'
-sort table (about 30 bytes per entry) rather than every document's segment at once.
+postings in row order), while the heap holds one document and one bucket rather than every
+document's segment at once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from typing import BinaryIO
 import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, swap_in
-from citerag.store.bm25_merged import FORMAT, MERGED, META, Merged, Version, open_merged
+from citerag.store.bm25_merged import (
+    FORMAT,
+    MERGED,
+    META,
+    Merged,
+    Version,
+    id_hashes,
+    open_merged,
+)
 from citerag.store.bm25_segment import Segment
 from citerag.store.keywords import KINDS
 
@@ -64,8 +72,8 @@ class _Kind:
         self.idbytes = _Column(staging / f"{kind}.idbytes.npy", np.uint8)
         self.idstarts = _Column(staging / f"{kind}.idstarts.npy", np.int64)
         self.idstarts.add(np.zeros(1, dtype=np.int64))
+        self.idhashes = _Column(staging / f"{kind}.idhashes.npy", np.uint64)
         self.id_end = 0
-        self.ids: list[np.ndarray] = []  # per document, fixed-width bytes (for the sort table)
 
     def add(self, segment: Segment) -> None:
         encoded = [i.encode("utf-8") for i in segment.ids]
@@ -73,7 +81,7 @@ class _Kind:
         self.idbytes.add(np.frombuffer(b"".join(encoded), dtype=np.uint8))
         self.idstarts.add(self.id_end + np.cumsum(sizes))
         self.id_end += int(sizes.sum())
-        self.ids.append(np.array(encoded, dtype=f"S{max(int(sizes.max(initial=1)), 1)}"))
+        self.idhashes.add(id_hashes(segment.ids))
         self.lengths.add(segment.lengths)
         postings = np.empty(len(segment.rows), dtype=_POSTING)
         postings["term"] = np.repeat(segment.terms, np.diff(segment.indptr))
@@ -115,11 +123,7 @@ class _Kind:
             del postings
         for column in [*columns.values(), self.lengths, self.idbytes, self.idstarts]:
             column.finish()
-        table = np.concatenate(self.ids) if self.ids else np.zeros(0, dtype="S1")
-        self.ids.clear()
-        order = np.argsort(table, kind="stable")
-        np.save(self.staging / f"{self.kind}.idsorted.npy", table[order], allow_pickle=False)
-        np.save(self.staging / f"{self.kind}.idorder.npy", order.astype(np.int64))
+        self.idhashes.finish()
 
 
 def write_merged(

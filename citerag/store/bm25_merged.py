@@ -34,7 +34,7 @@ MERGED = ".merged"
 META = "merged.json"
 IDS_FILE = "ids.json"
 FORMAT = 1
-ID_ARRAYS = ("idbytes", "idstarts", "idsorted", "idorder")
+ID_ARRAYS = ("idbytes", "idstarts", "idhashes")
 
 Version = tuple[int, int]  # a folder's inode and modification time (ns)
 
@@ -96,17 +96,30 @@ def _loaded(directory: int, name: str) -> np.ndarray:
         return np.load(handle, allow_pickle=False)
 
 
+def id_hashes(ids: Sequence[str]) -> np.ndarray:
+    """A 64-bit polynomial hash of each id's code points, computed by numpy for all at once
+    (a merge stores one per entry; a search hashes its allowed ids). Not collision-proof: a
+    search checks the ids it returns."""
+    text = np.array(list(ids), dtype=str)
+    if not len(text):
+        return np.zeros(0, dtype=np.uint64)
+    width = text.dtype.itemsize // 4
+    points = text.view(np.uint32).reshape(len(text), width).astype(np.uint64)
+    return (points * _POWERS[:width]).sum(axis=1, dtype=np.uint64)
+
+
+_POWERS = np.cumprod(np.full(512, 0x100000001B3, dtype=np.uint64), dtype=np.uint64)
+
+
 class MappedIds(Sequence[str]):
     """A merged segment's entry ids, mapped: UTF-8 bytes with their offsets (to read an id),
-    and the ids sorted as fixed-width bytes with their rows (to find the rows of given ids)."""
+    and each id's `id_hashes` value (to find the rows of given ids without reading ids)."""
 
-    def __init__(
-        self, data: np.ndarray, starts: np.ndarray, ordered: np.ndarray, order: np.ndarray
-    ) -> None:
+    def __init__(self, *arrays: np.ndarray) -> None:
+        data, starts, hashes = arrays  # ID_ARRAYS, in order
         self._bytes = memoryview(data.data)
         self._starts = starts
-        self._sorted = ordered
-        self._order = order
+        self._hashes = hashes
 
     def __len__(self) -> int:
         return len(self._starts) - 1
@@ -128,14 +141,9 @@ class MappedIds(Sequence[str]):
         return [str(self._bytes[a:b], "utf-8") for a, b in zip(starts, ends, strict=True)]
 
     def rows_among(self, rows: np.ndarray, allowed: Collection[str]) -> np.ndarray:
-        """The `rows` whose id is in `allowed` (found in the sorted ids, no id read)."""
-        width = self._sorted.dtype.itemsize
-        encoded = (i.encode("utf-8") for i in allowed)
-        probe = np.array([e for e in encoded if len(e) <= width], dtype=self._sorted.dtype)
-        left = np.searchsorted(self._sorted, probe, "left")
-        counts = np.searchsorted(self._sorted, probe, "right") - left
-        first = np.repeat(left - np.cumsum(counts) + counts, counts)
-        return rows[np.isin(rows, self._order[first + np.arange(len(first))])]
+        """The `rows` whose id hash is one of `allowed`'s: those rows, and rarely (a hash
+        collision) another; the caller checks the ids it keeps."""
+        return rows[np.isin(self._hashes[rows], id_hashes(list(allowed)))]
 
 
 @dataclass(frozen=True)
@@ -199,10 +207,7 @@ def open_merged(folder: Path) -> Merged | None:
             for kind in KINDS:
                 arrays = {n: _mapped(directory, f"{kind}.{n}.npy") for n in ARRAYS + ID_ARRAYS}
                 ids = MappedIds(
-                    arrays.pop("idbytes"),
-                    arrays.pop("idstarts"),
-                    arrays.pop("idsorted"),
-                    arrays.pop("idorder"),
+                    arrays.pop("idbytes"), arrays.pop("idstarts"), arrays.pop("idhashes")
                 )
                 segments[kind] = Segment(ids=ids, **arrays)
                 counts = np.array(meta[kind], dtype=np.int64).reshape(-1, 2)

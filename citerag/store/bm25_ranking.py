@@ -28,10 +28,17 @@ def hidden_freqs(merged: Segment, columns: np.ndarray, hidden: list[tuple[int, i
     return freqs
 
 
-def rows_among(segment: Segment, rows: np.ndarray, allowed: Collection[str]) -> np.ndarray:
-    if isinstance(segment.ids, MappedIds):
-        return segment.ids.rows_among(rows, allowed)
-    return np.array([r for r in rows if segment.ids[r] in allowed], dtype=int)
+def rows_among(
+    segment: Segment, rows: np.ndarray, allowed: Collection[str], exact: bool
+) -> np.ndarray:
+    """The `rows` whose id is in `allowed`; in a merged segment unless `exact`, those whose id
+    hash is (without reading an id: what a large merge needs; a collision is rare)."""
+    ids = segment.ids
+    if isinstance(ids, MappedIds):
+        if not exact:
+            return ids.rows_among(rows, allowed)
+        return rows[np.fromiter((i in allowed for i in ids.of(rows)), bool, len(rows))]
+    return np.array([r for r in rows if ids[r] in allowed], dtype=int)
 
 
 @dataclass(frozen=True)
