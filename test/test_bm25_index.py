@@ -10,6 +10,7 @@ import bm25s
 import numpy as np
 import pytest
 
+from citerag.store import bm25_files
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.keywords import KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
@@ -66,6 +67,12 @@ def build_corpus() -> tuple[list[str], list[str]]:
 DOCS = 7  # the corpus is split into this many documents of unequal size
 
 
+@pytest.fixture(params=[bm25_files.MAX_LOOSE, 0], ids=["one-by-one", "merged"])
+def merging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Documents searched one by one (fewer than MAX_LOOSE), or all through the merge on disk."""
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", request.param)
+
+
 @pytest.fixture(scope="module")
 def corpus() -> tuple[list[str], list[str]]:
     ids, texts = build_corpus()
@@ -106,7 +113,7 @@ QUERIES += ["revenue revenue streaming", "the", "zebra", "2,427,077 revenues"]
 
 @pytest.mark.parametrize("kind", ["chunk", "page"])
 def test_segments_score_and_rank_exactly_like_one_bm25s_index(
-    corpus: tuple[list[str], list[str]], tmp_path: Path, kind: str
+    corpus: tuple[list[str], list[str]], tmp_path: Path, kind: str, merging: None
 ) -> None:
     ids, texts = corpus
     index = split_index(tmp_path, ids, texts)
@@ -122,7 +129,7 @@ def test_segments_score_and_rank_exactly_like_one_bm25s_index(
 
 
 def test_removing_a_document_scores_like_a_bm25s_index_without_it(
-    corpus: tuple[list[str], list[str]], tmp_path: Path
+    corpus: tuple[list[str], list[str]], tmp_path: Path, merging: None
 ) -> None:
     ids, texts = corpus
     index = split_index(tmp_path, ids, texts)

@@ -37,10 +37,17 @@ def sync_keywords(
     gone: Iterable[str] | None,
 ) -> None:
     """Index the `appeared` documents the keyword index lacks, and drop the `gone` ones (the
-    docstore no longer records them: its change record says so). With `gone` None, every
-    indexed document the docstore does not record at all is dropped, from one listing (a
-    pending one belongs to the ingest or delete under way)."""
-    indexed = keywords.doc_ids(collection)
+    docstore no longer records them: its change record says so). With `gone` None (a cold
+    open), every indexed document the docstore does not record at all is dropped, from one
+    listing (a pending one belongs to the ingest or delete under way)."""
+    appeared = list(appeared)
+    gone = None if gone is None else set(gone)
+    # A change asks the keyword index about its own documents only (on the Milvus backend a
+    # whole listing reads every row of the keyword collection).
+    if gone is None:
+        indexed = keywords.doc_ids(collection)
+    else:
+        indexed = keywords.doc_ids_among(collection, [*appeared, *gone])
     for doc_id in appeared:
         if doc_id not in indexed:
             log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])

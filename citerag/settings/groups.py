@@ -125,7 +125,16 @@ class StorageSettings(SettingsGroup):
     # function) or "auto" (Milvus BM25 on a server that has it, the files on Milvus Lite:
     # benchmarks/results/keywords.md).
     keyword_backend: KeywordBackend = env("auto", "RAG_KEYWORD_BACKEND")
+    # The BM25 files' per-document segments a process keeps between searches (those added since
+    # the last merge, read on demand), in MiB; the merged segment is memory-mapped, not held.
+    keyword_cache_mib: float = env(64.0, "RAG_KEYWORD_CACHE_MIB")
     choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"keyword_backend": KEYWORD_BACKENDS}
+
+    def model_post_init(self, context: object, /) -> None:
+        if self.keyword_cache_mib < 0:
+            raise ConfigError(
+                f"keyword_cache_mib is {self.keyword_cache_mib}; set it to 0 or more (MiB)."
+            )
 
     @field_validator("storage_dir")
     @classmethod

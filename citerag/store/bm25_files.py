@@ -7,15 +7,20 @@ removed by the next writer). Adding or removing a document touches that folder o
 collection's statistics (entries and their total length per kind) change by that document's
 share, and a term's document frequency is summed over the segments at search time.
 
-Searching reads one merged segment per kind (every document's segment concatenated, rows in
-document-id order) plus the documents added since it was merged, one by one; documents removed
-or replaced since are hidden in it and taken out of its statistics. It is merged again only when
-more than MAX_LOOSE documents were added or a quarter of its rows went, so a document added or
-deleted costs its own segment, and a search one pass over the merged arrays rather than one per
-document (a shelf of thousands of documents).
+Searching reads the collection's merged segment (`bm25_merged`: every document's segment
+concatenated, rows in document-id order, a folder on disk that every process maps) plus the
+documents added or replaced since it was merged, one by one; documents removed or replaced since
+are hidden in it and taken out of its statistics. It is merged again only when more than
+MAX_LOOSE documents were added or a quarter of its rows went, so a document added or deleted
+costs its own segment, and a search one pass over the merged arrays rather than one per
+document. A process that finds a newer merge on disk (written by another) takes it.
 
-Memory: every segment of an opened collection is held (about 8-12 bytes per distinct term of an
-entry, plus the entry ids), and the merged copy as much again.
+Memory of a serving process, bounded and stated: the merged arrays are mapped, not read (their
+pages live in the page cache, shared by the processes that map them and dropped by the kernel
+under pressure); documents searched one by one are read on demand into a cache of at most
+`cache_mib` MiB, least recently used out first; and per document of the collection its folder's
+version and its entries and total length per kind (about 300 bytes, not per entry). A merge
+reads every document's segment at once, briefly, and leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -25,129 +30,115 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, retire, swap_in
+from citerag.store.bm25_cache import SegmentCache
+from citerag.store.bm25_merge_writer import write_merged
+from citerag.store.bm25_merged import (
+    FORMAT,
+    IDS_FILE,
+    MERGED,
+    Merged,
+    Version,
+    empty_merged,
+    folder_version,
+    open_merged,
+    read_document,
+    read_stats,
+)
+from citerag.store.bm25_ranking import Found, best, hidden_freqs, rows_among
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
 
-IDS_FILE = "ids.json"
 MAX_LOOSE = 32  # documents searched one by one before the merged segment is made again
-FORMAT = 1
+DEFAULT_CACHE_MIB = 64.0
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+
+Stats = dict[str, tuple[int, int]]  # kind -> (entries, their total length)
 
 
 @dataclass(frozen=True)
-class _Merged:
-    """Many documents' segments of one kind concatenated, rows in document-id order."""
-
-    segment: Segment
-    parts: dict[str, Segment]  # doc id -> the segment merged in (identity tells a replacement)
-    starts: dict[str, int]  # doc id -> its first row, in row order
-
-    @classmethod
-    def of(cls, parts: list[tuple[str, Segment]]) -> _Merged:
-        firsts = np.cumsum([0] + [len(segment) for _, segment in parts[:-1]])
-        starts = {doc_id: int(first) for (doc_id, _), first in zip(parts, firsts, strict=False)}
-        return cls(Segment.concat([s for _, s in parts]), dict(parts), starts)
-
-    @cached_property
-    def doc_order(self) -> tuple[str, ...]:
-        return tuple(self.starts)
-
-    @cached_property
-    def start_rows(self) -> np.ndarray:
-        return np.fromiter(self.starts.values(), dtype=np.int64, count=len(self.starts))
+class _Doc:
+    version: Version
+    stats: Stats
 
 
-@dataclass
+@dataclass(frozen=True)
 class _View:
-    """What one search of a kind reads: the merged segment, documents added since it was
-    merged (searched one by one), and merged documents since removed or replaced."""
+    """What one search of a kind reads: the merged segment, documents added or replaced since
+    it was merged (searched one by one), and merged documents since removed or replaced."""
 
-    merged: _Merged
-    loose: list[tuple[str, Segment]]
+    merged: Merged
+    loose: list[str]
     gone: list[str]
 
 
 @dataclass
 class _Collection:
-    """The loaded segments of one collection, by document, and their totals per kind."""
+    """What a process knows of one collection: its documents' versions and statistics, their
+    totals per kind, and the merge it searches."""
 
-    segments: dict[str, dict[str, Segment]] = field(default_factory=dict)
+    merged: Merged
+    docs: dict[str, _Doc] = field(default_factory=dict)
     entries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     length: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    ordered: list[tuple[str, dict[str, Segment]]] | None = None  # by doc id, rebuilt on change
-    merged: dict[str, _Merged] = field(default_factory=dict)
     views: dict[str, _View] = field(default_factory=dict)  # per kind, until the next change
 
-    def put(self, doc_id: str, kinds: dict[str, Segment]) -> None:
+    def put(self, doc_id: str, doc: _Doc) -> None:
+        if self.docs.get(doc_id) == doc:
+            return
         self.drop(doc_id)
-        self.segments[doc_id] = kinds
-        for kind, segment in kinds.items():
-            self.entries[kind] += len(segment)
-            self.length[kind] += segment.total_length
-        self._changed()
-
-    def drop(self, doc_id: str) -> None:
-        kinds = self.segments.pop(doc_id, None)
-        for kind, segment in (kinds or {}).items():
-            self.entries[kind] -= len(segment)
-            self.length[kind] -= segment.total_length
-        self._changed()
-
-    def _changed(self) -> None:
-        self.ordered = None
+        self.docs[doc_id] = doc
+        for kind, (entries, length) in doc.stats.items():
+            self.entries[kind] += entries
+            self.length[kind] += length
         self.views.clear()
 
-    def in_order(self) -> list[tuple[str, dict[str, Segment]]]:
-        if self.ordered is None:
-            self.ordered = sorted(self.segments.items())
-        return self.ordered
+    def drop(self, doc_id: str) -> None:
+        doc = self.docs.pop(doc_id, None)
+        if doc is None:
+            return
+        for kind, (entries, length) in doc.stats.items():
+            self.entries[kind] -= entries
+            self.length[kind] -= length
+        self.views.clear()
 
-    def view(self, kind: str) -> _View:
-        """The kind's merged segment and what changed since, merged again once the documents
-        added since pass MAX_LOOSE or the rows removed since pass a quarter of it: a document
-        added or deleted costs its own segment, not a pass over the collection."""
-        if kind not in self.views:
-            view = self._view_of(self.merged.get(kind), kind)
-            if view is None:
-                live = [(d, kinds[kind]) for d, kinds in self.in_order() if len(kinds[kind])]
-                self.merged[kind] = _Merged.of(live)
-                view = _View(self.merged[kind], [], [])
-            self.views[kind] = view
-        return self.views[kind]
-
-    def _view_of(self, merged: _Merged | None, kind: str) -> _View | None:
-        if merged is None:
-            return None
+    def view_of(self, merged: Merged, kind: str) -> _View | None:
+        """The kind's view over `merged`, or None once the documents added since pass
+        MAX_LOOSE or the rows removed since pass a quarter of it (time to merge again)."""
+        versions = merged.versions
         loose = [
-            (d, kinds[kind])
-            for d, kinds in self.in_order()
-            if len(kinds[kind]) and merged.parts.get(d) is not kinds[kind]
+            d
+            for d, doc in sorted(self.docs.items())
+            if doc.stats[kind][0] and versions.get(d) != doc.version
         ]
+        rows = merged.rows[kind]
         gone = [
-            d for d in merged.doc_order if self.segments.get(d, {}).get(kind) is not merged.parts[d]
+            d
+            for d, version in versions.items()
+            if rows[merged.place[d]] and getattr(self.docs.get(d), "version", None) != version
         ]
-        gone_rows = sum(len(merged.parts[d]) for d in gone)
-        if len(loose) > MAX_LOOSE or gone_rows * 4 > max(len(merged.segment), 1):
+        gone_rows = sum(int(rows[merged.place[d]]) for d in gone)
+        if len(loose) > MAX_LOOSE or gone_rows * 4 > max(int(rows.sum()), 1):
             return None
         return _View(merged, loose, gone)
 
 
 class BM25FilesIndex:
-    """`KeywordIndex` over per-document segment folders under `root`."""
+    """`KeywordIndex` over per-document segment folders under `root`; `cache_mib` bounds the
+    segments kept in memory between searches."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cache_mib: float = DEFAULT_CACHE_MIB) -> None:
         self.root = root
         self._lock = threading.RLock()
         self._collections: dict[str, _Collection] = {}
+        self._cache = SegmentCache(int(cache_mib * 2**20))
 
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
         folder = self._doc_folder(collection, doc_id)
@@ -168,9 +159,14 @@ class BM25FilesIndex:
         (staging / IDS_FILE).write_text(json.dumps(ids), encoding="utf-8")
         for kind, segment in kinds.items():
             segment.save(staging, kind)
+        written = folder_version(staging)
         with self._lock:
             swap_in(staging, folder)
-            self._loaded(collection).put(doc_id, kinds)
+            loaded = self._loaded(collection)
+            self._take(loaded, collection, doc_id)
+            doc = loaded.docs.get(doc_id)
+            if doc is not None and doc.version == written:  # not replaced meanwhile
+                self._cache.put((collection, doc_id, written), kinds)
 
     def remove_document(self, collection: str, doc_id: str) -> None:
         folder = self._doc_folder(collection, doc_id)
@@ -186,89 +182,207 @@ class BM25FilesIndex:
             return []
         with self._lock:
             loaded = self._loaded(collection)
-            view = loaded.view(kind)
+            view, loose = self._view(collection, loaded, kind)
             entries, length = loaded.entries[kind], loaded.length[kind]
         if not entries:
             return []
         unique, order = np.unique(hashes_of(tokens), return_inverse=True)
-        merged = view.merged
-        parts = [(merged.segment, merged.segment.columns(unique))]
-        parts += [(segment, segment.columns(unique)) for _, segment in view.loose]
-        df = np.sum([s.doc_freqs(c) for s, c in parts], axis=0)
-        for doc_id in view.gone:  # merged, since removed or replaced: not in the statistics
-            part = merged.parts[doc_id]
-            df = df - part.doc_freqs(part.columns(unique))
+        merged = view.merged.segments[kind]
+        hidden = [view.merged.span(kind, d) for d in view.gone]
+        parts = [(merged, merged.columns(unique))]
+        parts += [(segment, segment.columns(unique)) for _, segment in loose]
+        df = np.sum([s.doc_freqs(c) for s, c in parts], axis=0) - hidden_freqs(
+            merged, parts[0][1], hidden
+        )
         idf = lucene_idf(np.asarray(df).reshape(-1), entries)
         average = np.float64(length / entries)
-        hidden = [(merged.starts[d], merged.starts[d] + len(merged.parts[d])) for d in view.gone]
-        owners = [(merged.doc_order, merged.start_rows)]
-        owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in view.loose]
-        found: list[_Found] = []
+        owners = [(view.merged.doc_order, view.merged.starts(kind)[:-1])]
+        owners += [((doc_id,), np.zeros(1, dtype=np.int64)) for doc_id, _ in loose]
+        scored = []
         for (segment, cols), (doc_ids, starts) in zip(parts, owners, strict=True):
             if not (cols >= 0).any():
                 continue
             scores = segment.scores(cols, order.reshape(-1), idf, average)
-            if segment is merged.segment:
+            if segment is merged:
                 for start, end in hidden:
                     scores[start:end] = 0
-            rows = np.flatnonzero(scores > 0)
-            if allowed_ids is not None:
-                rows = np.array([r for r in rows if segment.ids[r] in allowed_ids], dtype=int)
-            owner = np.searchsorted(starts, rows, side="right") - 1
-            found.append(_Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
-        return _best(found, top_k)
+            scored.append((segment, scores, doc_ids, starts))
+        hits = _hits(scored, top_k, allowed_ids, exact=False)
+        if allowed_ids is not None and any(i not in allowed_ids for i, _ in hits):
+            hits = _hits(scored, top_k, allowed_ids, exact=True)  # a hash let another id by
+        return hits
 
     def doc_ids(self, collection: str) -> set[str]:
         """The documents whose folders are on disk now (those another process wrote too)."""
         with self._lock:
             loaded = self._loaded(collection)
-            on_disk = set(self._folders(collection))
-            for gone in set(loaded.segments) - on_disk:
+            on_disk = self._folders(collection)
+            for gone in set(loaded.docs) - set(on_disk):
                 loaded.drop(gone)
-            for doc_id in on_disk - set(loaded.segments):
-                self._load_into(loaded, collection, doc_id)
-            return set(loaded.segments)
+            for doc_id, version in on_disk.items():
+                self._take(loaded, collection, doc_id, version)
+            return set(loaded.docs)
+
+    def doc_ids_among(self, collection: str, doc_ids: Iterable[str]) -> set[str]:
+        """Which of `doc_ids` have folders on disk now, reading theirs only (and taking in a
+        version another process wrote)."""
+        asked = {d for d in doc_ids if _SAFE_NAME.match(d)}  # no other name has a folder
+        with self._lock:
+            loaded = self._loaded(collection)
+            for doc_id in asked:
+                self._take(loaded, collection, doc_id)
+            return {d for d in asked if d in loaded.docs}
 
     def entry_ids(self, collection: str, doc_id: str) -> dict[str, list[str]]:
         """The ids a document's segment holds, per kind (for checks and tests)."""
         with self._lock:
-            kinds = self._loaded(collection).segments.get(doc_id, {})
-            return {kind: list(segment.ids) for kind, segment in kinds.items()}
+            if doc_id not in self._loaded(collection).docs:
+                return {}
+            kinds = self._segments(collection, doc_id)
+        return {kind: list(segment.ids) for kind, segment in (kinds or {}).items()}
+
+    @property
+    def cached_bytes(self) -> int:
+        """The bytes of document segments kept between searches (at most `cache_mib` MiB)."""
+        return self._cache.bytes
 
     def drop_collection(self, collection: str) -> None:
         _check_name(collection)
         with self._lock:
             retire(self.root / collection)
             self._collections.pop(collection, None)
+            self._cache.discard_collection(collection)
 
     def close(self) -> None:
         with self._lock:
             self._collections.clear()
+            self._cache = SegmentCache(self._cache.max_bytes)
 
     def _loaded(self, collection: str) -> _Collection:
         loaded = self._collections.get(collection)
         if loaded is None:
             _check_name(collection)
-            loaded = _Collection()
-            for doc_id in self._folders(collection):
-                self._load_into(loaded, collection, doc_id)
+            merged = open_merged(self.root / collection / MERGED) or empty_merged()
+            loaded = _Collection(merged)
+            for doc_id, version in self._folders(collection).items():
+                self._take(loaded, collection, doc_id, version)
             self._collections[collection] = loaded
         return loaded
 
-    def _load_into(self, loaded: _Collection, collection: str, doc_id: str) -> None:
-        folder = self.root / collection / doc_id
-        try:
-            ids = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
-            kinds: dict[str, Segment] = {k: Segment.load(folder, k, ids[k]) for k in KINDS}
-        except (OSError, ValueError, KeyError):  # removed meanwhile by another process
+    def _take(
+        self, loaded: _Collection, collection: str, doc_id: str, seen: Version | None = None
+    ) -> None:
+        """The document as its folder is now (`seen`: its version as just listed): its
+        statistics read when its version is new, from the merge when it was merged."""
+        known = loaded.docs.get(doc_id)
+        if seen is not None and known is not None and known.version == seen:
             return
-        loaded.put(doc_id, kinds)
+        merged = loaded.merged
+        if seen is not None and merged.versions.get(doc_id) == seen:
+            at = merged.place[doc_id]
+            merged_stats: Stats = {
+                k: (int(merged.rows[k][at]), int(merged.lengths[k][at])) for k in KINDS
+            }
+            loaded.put(doc_id, _Doc(seen, merged_stats))
+            return
+        try:
+            version, stats = read_stats(self.root / collection / doc_id)
+        except (OSError, ValueError, KeyError):  # not there (removed by another process)
+            loaded.drop(doc_id)
+            return
+        loaded.put(doc_id, _Doc(version, stats))
 
-    def _folders(self, collection: str) -> list[str]:
-        folder = self.root / collection
-        if not folder.is_dir():
-            return []
-        return [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    def _view(
+        self, collection: str, loaded: _Collection, kind: str
+    ) -> tuple[_View, list[tuple[str, Segment]]]:
+        """The kind's view, merged again when due (or taken from a newer merge on disk), and
+        the segments of its loose documents, read on demand."""
+        while True:
+            view = loaded.views.get(kind) or self._fresh_view(collection, loaded, kind)
+            loaded.views[kind] = view
+            loose = []
+            for doc_id in view.loose:
+                kinds = self._segments(collection, doc_id)
+                if kinds is None:  # replaced or removed by another process: take that in
+                    break
+                loose.append((doc_id, kinds[kind]))
+            else:
+                return view, loose
+
+    def _fresh_view(self, collection: str, loaded: _Collection, kind: str) -> _View:
+        folder = self.root / collection / MERGED
+        try:
+            on_disk = folder_version(folder)
+        except OSError:
+            on_disk = None
+        if on_disk is not None and on_disk != loaded.merged.key:
+            newer = open_merged(folder)
+            if newer is not None and loaded.view_of(newer, kind) is not None:
+                loaded.merged = newer
+                loaded.views.clear()
+        view = loaded.view_of(loaded.merged, kind)
+        if view is None:
+            self._merge(collection, loaded)
+            view = loaded.view_of(loaded.merged, kind)
+            assert view is not None and not view.loose and not view.gone
+        return view
+
+    def _merge(self, collection: str, loaded: _Collection) -> None:
+        """Every document's segments merged, on disk for every process."""
+        loaded.merged = write_merged(self.root / collection, self._parts(collection, loaded))
+        loaded.views.clear()
+
+    def _parts(
+        self, collection: str, loaded: _Collection
+    ) -> Iterator[tuple[str, Version, dict[str, Segment]]]:
+        """Each document's segments in doc-id order, read one at a time past the cache (which
+        keeps the documents searched one by one), in the version on disk now."""
+        for doc_id in sorted(loaded.docs):
+            kinds = None
+            while kinds is None and doc_id in loaded.docs:  # taking in another's version
+                kinds = self._segments(collection, doc_id, keep=False)
+            if kinds is not None:
+                yield doc_id, loaded.docs[doc_id].version, kinds
+
+    def _segments(
+        self, collection: str, doc_id: str, keep: bool = True
+    ) -> dict[str, Segment] | None:
+        """The document's segments at the version this process knows, from the cache or its
+        folder (kept in the cache when `keep`); None, and the collection told, when its folder
+        changed or went meanwhile."""
+        loaded = self._collections[collection]
+        version = loaded.docs[doc_id].version
+        kinds = self._cache.get((collection, doc_id, version))
+        if kinds is not None:
+            return kinds
+        try:
+            found, kinds = read_document(self.root / collection / doc_id)
+        except (OSError, ValueError, KeyError):
+            loaded.drop(doc_id)
+            return None
+        if found != version:
+            self._take(loaded, collection, doc_id)
+            return None
+        if keep:
+            self._cache.put((collection, doc_id, version), kinds)
+        return kinds
+
+    def _folders(self, collection: str) -> dict[str, Version]:
+        """Document folders on disk now, with their versions."""
+        try:
+            entries = list(os.scandir(self.root / collection))
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        folders = {}
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            folders[entry.name] = (info.st_ino, info.st_mtime_ns)
+        return folders
 
     def _doc_folder(self, collection: str, doc_id: str) -> Path:
         _check_name(collection)
@@ -276,40 +390,22 @@ class BM25FilesIndex:
         return self.root / collection / doc_id
 
 
-@dataclass(frozen=True)
-class _Found:
-    """A segment's hits: rows, scores, and each row's document and place in it (for ties)."""
-
-    segment: Segment
-    rows: np.ndarray
-    scores: np.ndarray
-    doc_ids: tuple[str, ...]
-    owner: np.ndarray  # index into doc_ids per row
-    place: np.ndarray  # the row's position within its document
-
-
-def _best(found: list[_Found], top_k: int) -> list[tuple[str, float]]:
-    """The `top_k` best hits; ties go to the smaller document id, then the earlier entry."""
-    if not found:
-        return []
-    scores = np.concatenate([f.scores for f in found])
-    if not len(scores):
-        return []
-    rank = {d: i for i, d in enumerate(sorted({d for f in found for d in f.doc_ids}))}
-    doc_rank = np.concatenate(
-        [np.array([rank[d] for d in f.doc_ids], dtype=np.int64)[f.owner] for f in found]
-    )
-    place = np.concatenate([f.place for f in found])
-    which = np.concatenate([np.full(len(f.rows), i) for i, f in enumerate(found)])
-    rows = np.concatenate([f.rows for f in found])
-    if len(scores) > top_k:  # only hits scoring at least the k-th best can be among the best
-        kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-        keep = np.flatnonzero(scores >= kth)
-        scores, doc_rank, place, which, rows = (
-            a[keep] for a in (scores, doc_rank, place, which, rows)
-        )
-    best = np.lexsort((place, doc_rank, -scores))[:top_k]
-    return [(found[which[i]].segment.ids[rows[i]], float(scores[i])) for i in best]
+def _hits(
+    scored: list[tuple[Segment, np.ndarray, tuple[str, ...], np.ndarray]],
+    top_k: int,
+    allowed: Collection[str] | None,
+    exact: bool,
+) -> list[tuple[str, float]]:
+    """The best `top_k` of the scored segments' rows, among `allowed` (matched by id hash
+    unless `exact`)."""
+    found = []
+    for segment, scores, doc_ids, starts in scored:
+        rows = np.flatnonzero(scores > 0)
+        if allowed is not None:
+            rows = rows_among(segment, rows, allowed, exact)
+        owner = np.searchsorted(starts, rows, side="right") - 1
+        found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
+    return best(found, top_k)
 
 
 def _check_name(name: str) -> None:

@@ -45,7 +45,7 @@ def lucene_idf(df: np.ndarray, n_entries: int) -> np.ndarray:
 class Segment:
     """Entries of one kind from one document: a term-major (CSC) matrix of term counts."""
 
-    ids: tuple[str, ...]
+    ids: Sequence[str]  # a tuple, or a merged segment's mapped ids
     terms: np.ndarray  # uint64 term hashes, sorted
     indptr: np.ndarray  # postings of terms[j]: rows[indptr[j]:indptr[j + 1]]
     rows: np.ndarray  # entry positions
@@ -151,13 +151,3 @@ class Segment:
     def save(self, folder: Path, kind: str) -> None:
         for name in ARRAYS:
             np.save(folder / f"{kind}.{name}.npy", getattr(self, name), allow_pickle=False)
-
-    @classmethod
-    def load(cls, folder: Path, kind: str, ids: Sequence[str]) -> Segment:
-        arrays = {
-            name: np.load(folder / f"{kind}.{name}.npy", allow_pickle=False) for name in ARRAYS
-        }
-        segment = cls(ids=tuple(ids), **arrays)
-        if len(segment.lengths) != len(segment.ids):
-            raise ValueError(f"{folder}: {len(ids)} {kind} ids but {len(segment.lengths)} rows")
-        return segment

@@ -40,7 +40,7 @@ def open_keyword_index(settings: StorageSettings, vectors: VectorIndex | None) -
     benchmarks/results/keywords.md)."""
     choice = settings.keyword_backend
     if choice == "bm25-files" or (choice == "auto" and not _server_with_bm25(vectors)):
-        return BM25FilesIndex(settings.keywords_dir)
+        return BM25FilesIndex(settings.keywords_dir, settings.keyword_cache_mib)
     if not isinstance(vectors, MilvusIndex):
         raise ConfigError(
             "keyword_backend 'milvus' keeps keywords in the Milvus vector index, which is not "

@@ -12,7 +12,7 @@ out, plurals folded), so a backend whose analyzer has no stemming still ranks st
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -57,6 +57,11 @@ class KeywordIndex(Protocol):
 
     def doc_ids(self, collection: str) -> set[str]:
         """The documents the index holds (for consistency checks and repair)."""
+        ...
+
+    def doc_ids_among(self, collection: str, doc_ids: Iterable[str]) -> set[str]:
+        """Which of `doc_ids` the index holds, at a cost in those documents only (what a change
+        asks, where `doc_ids` costs the whole collection)."""
         ...
 
     def drop_collection(self, collection: str) -> None: ...

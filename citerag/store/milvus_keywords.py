@@ -19,7 +19,7 @@ benchmarks/results/keywords.md).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusClient
@@ -161,6 +161,25 @@ class MilvusKeywordIndex:
             self._load(name)
             return {
                 str(row["doc_id"]) for row in all_rows(self._client, name, 'id != ""', ["doc_id"])
+            }
+
+    def doc_ids_among(self, collection: str, doc_ids: Iterable[str]) -> set[str]:
+        """One row asked per document (`doc_ids` reads every row of the collection)."""
+        name = keyword_collection_name(collection)
+        wanted = {truncate_utf8(d, DOC_ID_BYTES): d for d in doc_ids}
+        with self._lock:
+            if not wanted or not self._client.has_collection(name):
+                return set()
+            self._load(name)
+            return {
+                doc_id
+                for stored, doc_id in wanted.items()
+                if self._client.query(
+                    name,
+                    filter=f"doc_id == {milvus_literal(stored)}",
+                    output_fields=["id"],
+                    limit=1,
+                )
             }
 
     def drop_collection(self, collection: str) -> None:

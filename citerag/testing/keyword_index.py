@@ -80,6 +80,16 @@ class KeywordIndexContract:
         index.remove_document(COLLECTION, "d1")  # twice: nothing to do, no error
         assert index.doc_ids(COLLECTION) == {"d2"}
 
+    def test_doc_ids_among_names_the_held_documents_of_those_asked(
+        self, keyword_index: KeywordIndex
+    ) -> None:
+        index = with_two(keyword_index)
+        assert index.doc_ids_among(COLLECTION, ["d1", "d3"]) == {"d1"}
+        index.remove_document(COLLECTION, "d1")
+        assert index.doc_ids_among(COLLECTION, iter(["d1", "d2"])) == {"d2"}
+        assert index.doc_ids_among(COLLECTION, []) == set()
+        assert index.doc_ids_among(OTHER, ["d2"]) == set()
+
     def test_doc_ids_and_collections_are_separate(self, keyword_index: KeywordIndex) -> None:
         index = with_two(keyword_index)
         index.add_document(OTHER, "d3", [KeywordEntry("d3-c0", "chunk", "Piracy again.")])
