@@ -35,6 +35,7 @@ from citerag.settings.choices import (
     MINERU_TIERS,
     PARSERS,
     RERANKERS,
+    SENTENCE_VECTOR_ENCODINGS,
     SENTENCE_VECTORS,
     EmbeddingBackend,
     EmbeddingProvider,
@@ -44,6 +45,7 @@ from citerag.settings.choices import (
     MineruTier,
     Parser,
     Reranker,
+    SentenceVectorEncoding,
     SentenceVectors,
     current_name,
     require_choice,
@@ -125,7 +127,14 @@ class StorageSettings(SettingsGroup):
     # function) or "auto" (Milvus BM25 on a server that has it, the files on Milvus Lite:
     # benchmarks/results/keywords.md).
     keyword_backend: KeywordBackend = env("auto", "RAG_KEYWORD_BACKEND")
-    choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"keyword_backend": KEYWORD_BACKENDS}
+    # How the docstore keeps sentence and page-head vectors (citerag/store/vector_codec.py):
+    # "float16", "int8" (half float16's bytes) or "float32"; stores written under another
+    # keep reading. Measured: benchmarks/results/vector_encoding.md.
+    sentence_vector_encoding: SentenceVectorEncoding = env("float16", "SENTENCE_VECTOR_ENCODING")
+    choices: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "keyword_backend": KEYWORD_BACKENDS,
+        "sentence_vector_encoding": SENTENCE_VECTOR_ENCODINGS,
+    }
 
     @field_validator("storage_dir")
     @classmethod
