@@ -12,14 +12,21 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from bson.binary import Binary
 
 from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
+from citerag.settings.choices import SentenceVectorEncoding
+from citerag.store.base import DocStore
 from citerag.store.factory import open_docstore
 from citerag.store.mongo_docstore import MongoDocStore
 from citerag.store.sqlite_docstore import SQLiteDocStore
+from citerag.store.vector_codec import DEFAULT_ENCODING
 from citerag.testing.docstore import DocStoreContract, JournalContract, ingest
+
+Reopen = Callable[[SentenceVectorEncoding], DocStore]
 
 
 class TestSQLiteDocStore(DocStoreContract, JournalContract):
@@ -41,35 +48,100 @@ class TestSQLiteDocStore(DocStoreContract, JournalContract):
         for store in opened:
             store.close()
 
+    def reopen(self, tmp_path: Path) -> Iterator[Reopen]:
+        opened: list[SQLiteDocStore] = []
+
+        def open_with(encoding: SentenceVectorEncoding) -> DocStore:
+            opened.append(SQLiteDocStore(tmp_path / "docstore.sqlite", encoding))
+            return opened[-1]
+
+        yield open_with
+        for store in opened:
+            store.close()
+
+    def put_unnamed_vectors(
+        self, docstore: DocStore, collection: str, vectors: dict[str, np.ndarray]
+    ) -> None:
+        assert isinstance(docstore, SQLiteDocStore)
+        with docstore._transaction() as conn:
+            conn.executemany(
+                "INSERT INTO sentence_vectors (collection, chunk_id, row_count, dim, vectors)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (collection, key, *m.shape, m.astype(np.float16).tobytes())
+                    for key, m in vectors.items()
+                ],
+            )
+
+    def stored_vector_bytes(self, docstore: DocStore, collection: str) -> int:
+        assert isinstance(docstore, SQLiteDocStore)
+        rows = docstore._read(
+            "SELECT SUM(LENGTH(vectors)) FROM sentence_vectors WHERE collection = ?",
+            (collection,),
+        )
+        return int(rows[0][0])
+
 
 # integration: a MONGODB_URI naming another machine must get past the loopback-only guard
 @pytest.mark.server
 @pytest.mark.integration
 class TestMongoDocStore(DocStoreContract, JournalContract):
     @pytest.fixture
-    def database(self) -> str:
-        return f"citerag_test_{uuid.uuid4().hex[:12]}"
-
-    @pytest.fixture
-    def docstore(self, mongo_wire_uri: str, database: str) -> Iterator[MongoDocStore]:
-        store = MongoDocStore(mongo_wire_uri, database)
+    def docstore(self, mongo_wire_uri: str) -> Iterator[MongoDocStore]:
+        store = MongoDocStore(mongo_wire_uri, self.database)
         yield store
         store.drop_database()
         store.close()
 
     @pytest.fixture
-    def open_again(
-        self, mongo_wire_uri: str, database: str
-    ) -> Iterator[Callable[[int], MongoDocStore]]:
+    def open_again(self, mongo_wire_uri: str) -> Iterator[Callable[[int], MongoDocStore]]:
         opened: list[MongoDocStore] = []
 
         def open_store(keep: int) -> MongoDocStore:
-            opened.append(MongoDocStore(mongo_wire_uri, database, journal_keep=keep))
+            opened.append(MongoDocStore(mongo_wire_uri, self.database, journal_keep=keep))
             return opened[-1]
 
         yield open_store
         for store in opened:
             store.close()
+
+    @pytest.fixture(autouse=True)
+    def _database(self) -> None:
+        self.database = f"citerag_test_{uuid.uuid4().hex[:12]}"
+
+    @pytest.fixture
+    def reopen(self, mongo_wire_uri: str) -> Iterator[Reopen]:
+        opened: list[MongoDocStore] = []
+
+        def open_with(encoding: SentenceVectorEncoding) -> DocStore:
+            opened.append(MongoDocStore(mongo_wire_uri, self.database, encoding))
+            return opened[-1]
+
+        yield open_with
+        for store in opened:
+            store.close()
+
+    def put_unnamed_vectors(
+        self, docstore: DocStore, collection: str, vectors: dict[str, np.ndarray]
+    ) -> None:
+        assert isinstance(docstore, MongoDocStore)
+        docstore._vectors.insert_many(
+            [
+                {
+                    "collection": collection,
+                    "chunk_id": key,
+                    "row_count": m.shape[0],
+                    "dim": m.shape[1],
+                    "vectors": Binary(m.astype(np.float16).tobytes()),
+                }
+                for key, m in vectors.items()
+            ]
+        )
+
+    def stored_vector_bytes(self, docstore: DocStore, collection: str) -> int:
+        assert isinstance(docstore, MongoDocStore)
+        found = docstore._vectors.find({"collection": collection})
+        return sum(len(bytes(row["vectors"])) for row in found)
 
 
 def test_sqlite_store_keeps_data_after_reopening(tmp_path: Path) -> None:
@@ -96,6 +168,19 @@ def test_factory_opens_sqlite_in_the_storage_folder_when_no_mongodb_uri(tmp_path
         assert isinstance(store, SQLiteDocStore)
         ingest(store, "d1", 1)
         assert settings.storage.sqlite_path.is_file()
+    finally:
+        store.close()
+
+
+def test_factory_opens_the_docstore_with_the_configured_vector_encoding(tmp_path: Path) -> None:
+    assert Settings().storage.sentence_vector_encoding == DEFAULT_ENCODING
+    settings = Settings(storage_dir=tmp_path, sentence_vector_encoding="int8")
+    store = open_docstore(settings.storage)
+    try:
+        assert isinstance(store, SQLiteDocStore)
+        store.put_sentence_vectors("main", {"d1-c0": np.ones((3, 384), np.float32)})
+        rows = store._read("SELECT encoding, LENGTH(vectors) FROM sentence_vectors")
+        assert rows == [("int8", 3 * (384 + 4))]
     finally:
         store.close()
 
@@ -140,5 +225,44 @@ def test_a_docstore_file_from_before_the_journal_gains_it_and_journals_from_then
         ingest(store, "d2", 1)
         changes = store.changes_since("main", 0)
         assert changes is not None and set(changes.ready) == {"d2"}
+    finally:
+        store.close()
+
+
+def test_a_docstore_file_from_before_vector_encodings_keeps_reading_its_vectors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "docstore.sqlite"
+    vectors = np.random.default_rng(3).standard_normal((2, 384)).astype(np.float32)
+    with sqlite3.connect(path) as old:  # the table as it was before rows named their encoding
+        old.execute(
+            "CREATE TABLE sentence_vectors (collection TEXT NOT NULL, chunk_id TEXT NOT NULL, "
+            "row_count INTEGER NOT NULL, dim INTEGER NOT NULL, vectors BLOB NOT NULL, "
+            "PRIMARY KEY (collection, chunk_id))"
+        )
+        old.execute(
+            "INSERT INTO sentence_vectors VALUES ('main', 'd1-c0', 2, 384, ?)",
+            (vectors.astype(np.float16).tobytes(),),
+        )
+    store = SQLiteDocStore(path, "int8")
+    try:
+        got = store.get_sentence_vectors("main", ["d1-c0"])["d1-c0"]
+        np.testing.assert_allclose(got, vectors, rtol=1e-3, atol=1e-3)
+        store.put_sentence_vectors("main", {"d1-c1": vectors})  # new rows in the store's own
+        assert store.get_sentence_vectors("main", ["d1-c1"])["d1-c1"].shape == (2, 384)
+    finally:
+        store.close()
+
+
+def test_a_vector_encoding_this_version_does_not_know_is_refused_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteDocStore(tmp_path / "docstore.sqlite")
+    try:
+        store.put_sentence_vectors("main", {"d1-c0": np.ones((1, 4), np.float32)})
+        with store._transaction() as conn:
+            conn.execute("UPDATE sentence_vectors SET encoding = 'bfloat8'")
+        with pytest.raises(ValueError, match="'bfloat8'.*cannot read"):
+            store.get_sentence_vectors("main", ["d1-c0"])
     finally:
         store.close()

@@ -25,6 +25,7 @@ EmbeddingBackend = Literal[  # citerag/embed/embedder.py
     "auto", "torch", "onnx", "onnx-int8", "openvino", "openvino-bf16"
 ]
 SentenceVectors = Literal["separate", "pooled"]  # citerag/ingest/vectors.py
+SentenceVectorEncoding = Literal["float16", "int8", "float32"]  # citerag/store/vector_codec.py
 
 RERANKERS: tuple[str, ...] = get_args(Reranker)
 PARSERS: tuple[str, ...] = get_args(Parser)
@@ -35,6 +36,7 @@ KEYWORD_BACKENDS: tuple[str, ...] = get_args(KeywordBackend)
 EMBEDDING_PROVIDERS: tuple[str, ...] = get_args(EmbeddingProvider)
 EMBEDDING_BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
 SENTENCE_VECTORS: tuple[str, ...] = get_args(SentenceVectors)
+SENTENCE_VECTOR_ENCODINGS: tuple[str, ...] = get_args(SentenceVectorEncoding)
 
 # Values written in existing config.py and .env files under names that misled: still accepted,
 # with a warning naming the value that says what it does.

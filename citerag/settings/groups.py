@@ -35,6 +35,7 @@ from citerag.settings.choices import (
     MINERU_TIERS,
     PARSERS,
     RERANKERS,
+    SENTENCE_VECTOR_ENCODINGS,
     SENTENCE_VECTORS,
     EmbeddingBackend,
     EmbeddingProvider,
@@ -44,6 +45,7 @@ from citerag.settings.choices import (
     MineruTier,
     Parser,
     Reranker,
+    SentenceVectorEncoding,
     SentenceVectors,
     current_name,
     require_choice,
@@ -128,7 +130,14 @@ class StorageSettings(SettingsGroup):
     # The BM25 files' per-document segments a process keeps between searches (those added since
     # the last merge, read on demand), in MiB; the merged segment is memory-mapped, not held.
     keyword_cache_mib: float = env(64.0, "RAG_KEYWORD_CACHE_MIB")
-    choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"keyword_backend": KEYWORD_BACKENDS}
+    # How the docstore keeps sentence and page-head vectors (citerag/store/vector_codec.py):
+    # "float16", "int8" (half float16's bytes) or "float32"; stores written under another
+    # keep reading. Measured: benchmarks/results/vector_encoding.md.
+    sentence_vector_encoding: SentenceVectorEncoding = env("float16", "SENTENCE_VECTOR_ENCODING")
+    choices: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "keyword_backend": KEYWORD_BACKENDS,
+        "sentence_vector_encoding": SENTENCE_VECTOR_ENCODINGS,
+    }
 
     def model_post_init(self, context: object, /) -> None:
         if self.keyword_cache_mib < 0:

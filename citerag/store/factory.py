@@ -19,9 +19,11 @@ def open_docstore(settings: StorageSettings) -> DocStore:
         require("pymongo", "mongo", "MongoDB support (pymongo)")
         from citerag.store.mongo_docstore import MongoDocStore  # imports pymongo
 
-        return MongoDocStore(settings.mongodb_uri, settings.mongodb_database)
+        return MongoDocStore(
+            settings.mongodb_uri, settings.mongodb_database, settings.sentence_vector_encoding
+        )
     settings.storage_dir.mkdir(parents=True, exist_ok=True)
-    return SQLiteDocStore(settings.sqlite_path)
+    return SQLiteDocStore(settings.sqlite_path, settings.sentence_vector_encoding)
 
 
 def open_vector_index(settings: StorageSettings) -> VectorIndex:

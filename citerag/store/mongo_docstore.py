@@ -15,9 +15,15 @@ from pymongo.errors import ConfigurationError, DuplicateKeyError, PyMongoError
 from citerag.errors import BackendUnavailable, ConfigError
 from citerag.nodes import from_record, page_vector_prefix, to_record
 from citerag.settings import shown_uri
+from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import ChunkMetadata
 from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet, change_set, reaches
-from citerag.store.sqlite_docstore import float16_matrix, float32_matrix
+from citerag.store.vector_codec import (
+    DEFAULT_ENCODING,
+    checked_encoding,
+    decode_vectors,
+    encode_vectors,
+)
 from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
@@ -46,8 +52,15 @@ class MongoDocStore:
     no multi-document transaction (it needs a replica set), a process killed between a write
     and its entry leaves a change other processes see at their next listing."""
 
-    def __init__(self, uri: str, database: str, journal_keep: int = JOURNAL_KEEP) -> None:
+    def __init__(
+        self,
+        uri: str,
+        database: str,
+        vector_encoding: SentenceVectorEncoding = DEFAULT_ENCODING,
+        journal_keep: int = JOURNAL_KEEP,
+    ) -> None:
         self._keep = journal_keep
+        self._vector_encoding = checked_encoding(vector_encoding)
         try:
             self._client: MongoClient[dict[str, Any]] = MongoClient(
                 uri, serverSelectionTimeoutMS=SERVER_SELECTION_TIMEOUT_MS, tz_aware=True
@@ -160,14 +173,15 @@ class MongoDocStore:
         The document is pending while these are written, so nothing reads the gap."""
         documents = []
         for chunk_id, matrix in vectors.items():
-            half = float16_matrix(matrix)
+            rows, dim, blob = encode_vectors(matrix, self._vector_encoding)
             documents.append(
                 {
                     "collection": collection,
                     "chunk_id": chunk_id,
-                    "row_count": half.shape[0],
-                    "dim": half.shape[1],
-                    "vectors": Binary(half.tobytes()),
+                    "row_count": rows,
+                    "dim": dim,
+                    "vectors": Binary(blob),
+                    "encoding": self._vector_encoding,
                 }
             )
         if not documents:
@@ -212,8 +226,14 @@ class MongoDocStore:
         cursor = self._vectors.find(
             {"collection": collection, "chunk_id": {"$in": list(chunk_ids)}}
         )
+        # Documents written before they named their encoding have no "encoding" field.
         return {
-            data["chunk_id"]: float32_matrix(bytes(data["vectors"]), data["row_count"], data["dim"])
+            data["chunk_id"]: decode_vectors(
+                bytes(data["vectors"]),
+                int(data["row_count"]),
+                int(data["dim"]),
+                checked_encoding(data.get("encoding")),
+            )
             for data in cursor
         }
 

@@ -21,6 +21,7 @@ from citerag.nodes import (
     page_vector_prefix,
     to_record,
 )
+from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import ChunkMetadata
 from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet
 from citerag.store.sqlite_journal import (
@@ -30,6 +31,12 @@ from citerag.store.sqlite_journal import (
     read_changes,
 )
 from citerag.store.sqlite_journal import document_record as _record
+from citerag.store.vector_codec import (
+    DEFAULT_ENCODING,
+    checked_encoding,
+    decode_vectors,
+    encode_vectors,
+)
 from citerag.types import DocumentRecord, JSONObject
 
 SCHEMA = """
@@ -61,6 +68,7 @@ CREATE TABLE IF NOT EXISTS sentence_vectors (
     row_count INTEGER NOT NULL,
     dim INTEGER NOT NULL,
     vectors BLOB NOT NULL,
+    encoding TEXT NOT NULL DEFAULT 'float16',
     PRIMARY KEY (collection, chunk_id)
 );
 CREATE TABLE IF NOT EXISTS cards (
@@ -87,15 +95,22 @@ class SQLiteDocStore:
     (`citerag.store.journal`); the `changes` table is created in a file written before it, whose
     readers start from a listing."""
 
-    def __init__(self, path: Path, journal_keep: int = JOURNAL_KEEP) -> None:
+    def __init__(
+        self,
+        path: Path,
+        vector_encoding: SentenceVectorEncoding = DEFAULT_ENCODING,
+        journal_keep: int = JOURNAL_KEEP,
+    ) -> None:
         self._keep = journal_keep
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._vector_encoding = checked_encoding(vector_encoding)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(SCHEMA + JOURNAL_SCHEMA)
         self._add_source_column()
+        self._add_encoding_column()
 
     def _add_source_column(self) -> None:
         """Files written before documents kept their source get the column (empty)."""
@@ -104,6 +119,17 @@ class SQLiteDocStore:
             if "source" not in columns:
                 self._conn.execute(
                     "ALTER TABLE documents ADD COLUMN source TEXT NOT NULL DEFAULT ''"
+                )
+
+    def _add_encoding_column(self) -> None:
+        """Files written before rows named their encoding get the column; their rows are the
+        float16 every row was then (vector_codec.UNNAMED_ROWS)."""
+        with self._lock:
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(sentence_vectors)")}
+            if "encoding" not in columns:
+                self._conn.execute(
+                    "ALTER TABLE sentence_vectors"
+                    " ADD COLUMN encoding TEXT NOT NULL DEFAULT 'float16'"
                 )
 
     @contextmanager
@@ -164,14 +190,16 @@ class SQLiteDocStore:
             )
 
     def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
-        rows = []
-        for chunk_id, matrix in vectors.items():
-            half = float16_matrix(matrix)
-            rows.append((collection, chunk_id, half.shape[0], half.shape[1], half.tobytes()))
+        encoding = self._vector_encoding
+        rows = [
+            (collection, chunk_id, *encode_vectors(matrix, encoding), encoding)
+            for chunk_id, matrix in vectors.items()
+        ]
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO sentence_vectors"
-                " (collection, chunk_id, row_count, dim, vectors) VALUES (?, ?, ?, ?, ?)",
+                " (collection, chunk_id, row_count, dim, vectors, encoding)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
 
@@ -227,12 +255,12 @@ class SQLiteDocStore:
         for batch in _batches(list(dict.fromkeys(chunk_ids))):
             marks = ", ".join("?" * len(batch))
             rows = self._read(
-                "SELECT chunk_id, row_count, dim, vectors FROM sentence_vectors"
+                "SELECT chunk_id, row_count, dim, vectors, encoding FROM sentence_vectors"
                 f" WHERE collection = ? AND chunk_id IN ({marks})",
                 (collection, *batch),
             )
-            for chunk_id, row_count, dim, blob in rows:
-                found[chunk_id] = float32_matrix(blob, row_count, dim)
+            for chunk_id, row_count, dim, blob, encoding in rows:
+                found[chunk_id] = decode_vectors(blob, row_count, dim, checked_encoding(encoding))
         return found
 
     def chunks_of(self, collection: str, doc_id: str) -> list[TextNode]:
@@ -371,14 +399,3 @@ class SQLiteDocStore:
 def _batches(ids: list[str]) -> Iterator[list[str]]:
     for start in range(0, len(ids), ID_BATCH):
         yield ids[start : start + ID_BATCH]
-
-
-def float16_matrix(matrix: np.ndarray) -> np.ndarray:
-    half = np.ascontiguousarray(matrix, dtype=np.float16)
-    if half.ndim != 2:
-        raise ValueError(f"sentence vectors must be a 2-D array, got shape {half.shape}")
-    return half
-
-
-def float32_matrix(blob: bytes, row_count: int, dim: int) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float16).reshape(row_count, dim).astype(np.float32)
