@@ -48,6 +48,7 @@ class TestSQLiteDocStore(DocStoreContract, JournalContract):
         for store in opened:
             store.close()
 
+    @pytest.fixture
     def reopen(self, tmp_path: Path) -> Iterator[Reopen]:
         opened: list[SQLiteDocStore] = []
 
