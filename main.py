@@ -15,6 +15,7 @@ python main.py tree DOC --import tree.json                      # store PageInde
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
+python main.py reindex COLLECTION         # Milvus rows rebuilt from the docstore (new columns)
 python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]  # MCP at /mcp too
 """
 
@@ -158,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("collection")
     inspect.add_argument("--json", action="store_true")
     inspect.add_argument("--rows", type=positive_int, default=5, help="sample rows to show")
+
+    reindex = commands.add_parser(
+        "reindex",
+        help="rebuild a collection's Milvus rows from the docstore (no parsing, sentences not "
+        "embedded again): gives a collection made before them the year/entity filter columns",
+    )
+    reindex.add_argument("collection")
 
     delete = commands.add_parser("delete", help="remove a document by file name")
     delete.add_argument("name", type=display_name)
@@ -558,6 +566,16 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_reindex(args: argparse.Namespace) -> int:
+    with open_engine() as engine:
+        repairs = engine.reindex(args.collection)
+    print(f"Rebuilt the Milvus rows of {len(repairs)} document(s) in {args.collection!r}.")
+    lost = [r.name for r in repairs if r.lost]
+    if lost:
+        print(f"Could not rebuild {', '.join(lost)}: ingest them again.")
+    return 1 if lost else 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from citerag.article import article_folders
     from citerag.serve.server import serve
@@ -608,6 +626,7 @@ COMMANDS = {
     "delete": run_delete,
     "tree": run_tree,
     "inspect": run_inspect,
+    "reindex": run_reindex,
     "serve": run_serve,
     "mcp": run_mcp,
 }

@@ -47,10 +47,31 @@ def test_numbers_are_checked_and_text_is_quoted() -> None:
 
 
 def test_fields_and_operators_milvus_lacks_are_refused_in_one_sentence() -> None:
-    with pytest.raises(InputError, match="cannot filter on 'entities'"):
-        milvus_expression(MetadataFilters(filters=[leaf("entities", "Netflix")]))
+    with pytest.raises(InputError, match="cannot filter on 'colour'"):
+        milvus_expression(MetadataFilters(filters=[leaf("colour", "red")]))
+    with pytest.raises(InputError, match="'nin' to the list field 'entities'"):
+        milvus_expression(MetadataFilters(filters=[leaf("entities", ["A"], FilterOperator.NIN)]))
     with pytest.raises(InputError, match="'contains'"):
         milvus_expression(MetadataFilters(filters=[leaf("doc_id", "a", FilterOperator.CONTAINS)]))
+
+
+def test_list_fields_become_array_tests_with_the_in_memory_meaning() -> None:
+    """`==`/contains/all: holds every value; in/any: shares one; case-blind (values folded as
+    stored); rows whose lists were cut to the column bounds always pass (checked after)."""
+    one_year = MetadataFilters(filters=[leaf("years", 1996)])
+    assert milvus_expression(one_year) == '(array_contains(years, "1996") or lists_cut == true)'
+    both = MetadataFilters(filters=[leaf("entities", ["Viaweb", "YAHOO"], FilterOperator.ALL)])
+    assert milvus_expression(both) == (
+        '(array_contains_all(entities, ["viaweb", "yahoo"]) or lists_cut == true)'
+    )
+    either = MetadataFilters(filters=[leaf("topics", ["a=1", "b=2"], FilterOperator.ANY)])
+    assert milvus_expression(either) == (
+        '(array_contains_any(topics, ["a=1", "b=2"]) or lists_cut == true)'
+    )
+    quoted = MetadataFilters(filters=[leaf("entities", 'Say "Hi"', FilterOperator.CONTAINS)])
+    assert milvus_expression(quoted) == (
+        '(array_contains(entities, "say \\"hi\\"") or lists_cut == true)'
+    )
 
 
 def test_an_empty_in_at_the_top_matches_nothing() -> None:
