@@ -13,6 +13,7 @@ from llama_index.core.vector_stores.types import (
 from citerag.errors import InputError
 from citerag.retrieve.filters import page_filters, vector_filters
 from citerag.store.milvus_filters import matches_nothing, milvus_expression
+from citerag.store.milvus_lists import LIST_COLUMNS, list_entity
 from citerag.testing.vector_index import docs, leaf, pages
 
 
@@ -72,6 +73,21 @@ def test_list_fields_become_array_tests_with_the_in_memory_meaning() -> None:
     assert milvus_expression(quoted) == (
         '(array_contains(entities, "say \\"hi\\"") or lists_cut == true)'
     )
+
+
+def test_list_values_past_the_column_bounds_are_left_out_and_the_row_flagged() -> None:
+    """Never cut mid-value (a cut name could match another); the flag lets the row through
+    positive filters so the full lists decide."""
+    capacity = LIST_COLUMNS["entities"].capacity
+    names = [f"Entity {i}" for i in range(capacity + 10)]
+    too_long = "9" * (LIST_COLUMNS["years"].max_bytes + 1)
+    entity = list_entity({"entities": names, "years": ["1996", too_long, "1996"]}, cut=False)
+    assert entity["entities"] == [f"entity {i}" for i in range(capacity)]
+    assert entity["years"] == ["1996"] and entity["lists_cut"] is True
+    within = list_entity({"years": ["1996", "1990s"], "entities": ["Viaweb", "VIAWEB"]}, False)
+    assert within["years"] == ["1996", "1990s"] and within["entities"] == ["viaweb"]
+    assert within["topics"] == [] and within["lists_cut"] is False
+    assert list_entity({}, cut=True)["lists_cut"] is True  # a row read back keeps its flag
 
 
 def test_an_empty_in_at_the_top_matches_nothing() -> None:

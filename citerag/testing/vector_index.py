@@ -240,6 +240,7 @@ class VectorIndexContract:
         row = rows_for("d1", unit_vectors(1, seed=13))[0]
         row.preview = "é" * 1000  # 2000 UTF-8 bytes
         row.section = "€" * 1000
+        row.lists = {"entities": ["é" * 1000, *(f"name {i}" for i in range(5000))]}
         vector_index.insert("main", [row])
         assert vector_index.count("main", "d1") == 1
 
