@@ -38,8 +38,12 @@ SCALAR_FIELDS = {
     "label": 64,
     "preview": 512,
 }
-ID_LIST_LIMIT_LITE = 5000
-ID_LIST_LIMIT_SERVER = 5000
+# Matching chunks up to which a list filter goes to the search as their ids
+# (benchmarks/results/list_filters.md): Milvus Lite scans array filters row by row in Python
+# (an id list of 7,000 ids was ~10x faster at 20k rows), so ids there; a server applies the
+# array filter itself about as fast, with a request that does not grow with the matches.
+ID_LIST_LIMIT_LITE = 100_000
+ID_LIST_LIMIT_SERVER = 0
 VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_CHARS = 200
 
@@ -85,9 +89,6 @@ class MilvusIndex:
         )
         self._loaded: set[str] = set()
         self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
-        # Up to this many matching chunks, a list filter goes to the search as their ids
-        # (`retrieve.list_scope`): faster than an array filter where the deployment scans
-        # arrays slowly (benchmarks/results/list_filters.md).
         self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
