@@ -15,6 +15,7 @@ python main.py tree DOC --import tree.json                      # store PageInde
 python main.py list [--json]
 python main.py delete NAME [--collection NAME]
 python main.py inspect COLLECTION [--json] [--rows N]          # what Attu shows, in the terminal
+python main.py reindex COLLECTION         # Milvus rows rebuilt from the docstore (new columns)
 python main.py serve [--host 127.0.0.1] [--port 8000] [--article NAME]  # MCP at /mcp too
 """
 
@@ -398,6 +399,16 @@ def run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_reindex(args: argparse.Namespace) -> int:
+    with open_engine() as engine:
+        repairs = engine.reindex(args.collection)
+    print(f"Rebuilt the Milvus rows of {len(repairs)} document(s) in {args.collection!r}.")
+    lost = [r.name for r in repairs if r.lost]
+    if lost:
+        print(f"Could not rebuild {', '.join(lost)}: ingest them again.")
+    return 1 if lost else 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from citerag.article import article_folders
     from citerag.serve.server import serve
@@ -448,6 +459,7 @@ COMMANDS = {
     "delete": run_delete,
     "tree": run_tree,
     "inspect": run_inspect,
+    "reindex": run_reindex,
     "serve": run_serve,
     "mcp": run_mcp,
 }

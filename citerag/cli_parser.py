@@ -108,6 +108,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true")
     inspect.add_argument("--rows", type=positive_int, default=5, help="sample rows to show")
 
+    reindex = commands.add_parser(
+        "reindex",
+        help="rebuild a collection's Milvus rows from the docstore (no parsing, sentences not "
+        "embedded again): gives a collection made before them the year/entity filter columns",
+    )
+    reindex.add_argument("collection")
+
     delete = commands.add_parser("delete", help="remove a document by file name")
     delete.add_argument("name", type=display_name)
     delete.add_argument("--collection", default=DEFAULT_COLLECTION)

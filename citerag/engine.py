@@ -88,6 +88,21 @@ class Engine:
         """Detect and repair split-brain in `collection`, once per engine unless `force`d."""
         return self._repairs.check(collection, force)
 
+    def reindex(self, collection: str) -> list[Repair]:
+        """The collection's vector rows written again from the docstore in the current schema
+        (a collection made before the list-field columns gets them): its Milvus collection is
+        dropped and split-brain repair rebuilds every document from its stored chunks and
+        sentence vectors (or its cached parse). Searches find fewer rows until it is done; one
+        cut short is finished by the repair on the next open."""
+        check_collection_name(collection)
+        if not self.docstore.list_documents(collection):
+            raise InputError(
+                f"No collection {collection!r} holds documents; see `python main.py list`."
+            )
+        self.vectors.drop_collection(collection)
+        self._states.forget(collection)
+        return self.check_collection(collection, force=True)
+
     def collection_state(self, collection: str) -> CollectionState:
         """The collection's state, first brought in line with the docstore by delta."""
         return self._states.current(collection)

@@ -13,6 +13,7 @@ from llama_index.core.vector_stores.types import (
 from citerag.errors import InputError
 from citerag.retrieve.filters import page_filters, vector_filters
 from citerag.store.milvus_filters import matches_nothing, milvus_expression
+from citerag.store.milvus_lists import LIST_COLUMNS, list_entity
 from citerag.testing.vector_index import docs, leaf, pages
 
 
@@ -47,10 +48,46 @@ def test_numbers_are_checked_and_text_is_quoted() -> None:
 
 
 def test_fields_and_operators_milvus_lacks_are_refused_in_one_sentence() -> None:
-    with pytest.raises(InputError, match="cannot filter on 'entities'"):
-        milvus_expression(MetadataFilters(filters=[leaf("entities", "Netflix")]))
+    with pytest.raises(InputError, match="cannot filter on 'colour'"):
+        milvus_expression(MetadataFilters(filters=[leaf("colour", "red")]))
+    with pytest.raises(InputError, match="'nin' to the list field 'entities'"):
+        milvus_expression(MetadataFilters(filters=[leaf("entities", ["A"], FilterOperator.NIN)]))
     with pytest.raises(InputError, match="'contains'"):
         milvus_expression(MetadataFilters(filters=[leaf("doc_id", "a", FilterOperator.CONTAINS)]))
+
+
+def test_list_fields_become_array_tests_with_the_in_memory_meaning() -> None:
+    """`==`/contains/all: holds every value; in/any: shares one; case-blind (values folded as
+    stored); rows whose lists were cut to the column bounds always pass (checked after)."""
+    one_year = MetadataFilters(filters=[leaf("years", 1996)])
+    assert milvus_expression(one_year) == '(array_contains(years, "1996") or lists_cut == true)'
+    both = MetadataFilters(filters=[leaf("entities", ["Viaweb", "YAHOO"], FilterOperator.ALL)])
+    assert milvus_expression(both) == (
+        '(array_contains_all(entities, ["viaweb", "yahoo"]) or lists_cut == true)'
+    )
+    either = MetadataFilters(filters=[leaf("topics", ["a=1", "b=2"], FilterOperator.ANY)])
+    assert milvus_expression(either) == (
+        '(array_contains_any(topics, ["a=1", "b=2"]) or lists_cut == true)'
+    )
+    quoted = MetadataFilters(filters=[leaf("entities", 'Say "Hi"', FilterOperator.CONTAINS)])
+    assert milvus_expression(quoted) == (
+        '(array_contains(entities, "say \\"hi\\"") or lists_cut == true)'
+    )
+
+
+def test_list_values_past_the_column_bounds_are_left_out_and_the_row_flagged() -> None:
+    """Never cut mid-value (a cut name could match another); the flag lets the row through
+    positive filters so the full lists decide."""
+    capacity = LIST_COLUMNS["entities"].capacity
+    names = [f"Entity {i}" for i in range(capacity + 10)]
+    too_long = "9" * (LIST_COLUMNS["years"].max_bytes + 1)
+    entity = list_entity({"entities": names, "years": ["1996", too_long, "1996"]}, cut=False)
+    assert entity["entities"] == [f"entity {i}" for i in range(capacity)]
+    assert entity["years"] == ["1996"] and entity["lists_cut"] is True
+    within = list_entity({"years": ["1996", "1990s"], "entities": ["Viaweb", "VIAWEB"]}, False)
+    assert within["years"] == ["1996", "1990s"] and within["entities"] == ["viaweb"]
+    assert within["topics"] == [] and within["lists_cut"] is False
+    assert list_entity({}, cut=True)["lists_cut"] is True  # a row read back keeps its flag
 
 
 def test_an_empty_in_at_the_top_matches_nothing() -> None:

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import DEMO_PDF, MILVUS_BACKENDS, milvus_uri_for
+from helpers import DEMO_PDF, MILVUS_BACKENDS, make_old_schema_collection, milvus_uri_for
 
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
 from citerag.settings import Settings
+from citerag.store.milvus_index import MilvusIndex
+from citerag.store.milvus_lists import LIST_COLUMNS, folded
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
 
@@ -94,6 +96,36 @@ def test_dropped_milvus_rows_are_rebuilt_from_the_docstore(
     log = reopen_and_check(stored, embedder, caplog)
     assert f"restored {len(stored.chunks)} Milvus rows from the docstore" in log
     assert "embedded the sentences" not in log  # nothing re-embedded but table contexts
+
+
+def test_reindex_gives_a_collection_made_before_the_list_columns_its_years(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows written into the old schema (no list columns) are rebuilt by the repair's steps
+    with every list field the chunks carry, and nothing else changes."""
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        index = engine.vectors
+        assert isinstance(index, MilvusIndex)
+        rows = index.rows_of(stored.collection, stored.doc_id)
+        index.drop_collection(stored.collection)
+        make_old_schema_collection(index.client, stored.collection, len(rows[0].vector))
+        index.insert(stored.collection, rows)
+        assert index.list_fields(stored.collection) == frozenset()
+        repairs = engine.reindex(stored.collection)
+        assert [r.doc_id for r in repairs] == [stored.doc_id]
+        assert index.list_fields(stored.collection) == frozenset(LIST_COLUMNS)
+        rebuilt = {r.chunk_id: r for r in index.rows_of(stored.collection, stored.doc_id)}
+        chunks = engine.docstore.chunks_of(stored.collection, stored.doc_id)
+        assert sorted(rebuilt) == sorted(stored.chunks)
+        for chunk in chunks:
+            for name in LIST_COLUMNS:
+                assert rebuilt[chunk.node_id].lists[name] == folded(chunk.metadata.get(name, []))
+        held = [n for n in LIST_COLUMNS for chunk in chunks if chunk.metadata.get(n)]
+        assert held  # the demo's chunks carry values (entities, labels), so rows were checked
+    finally:
+        engine.close()
+    reopen_and_check(stored, embedder, caplog)
 
 
 def test_dropped_docstore_records_are_rebuilt_from_the_parse_cache(

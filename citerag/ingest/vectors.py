@@ -18,6 +18,7 @@ from llama_index.core.schema import TextNode
 from citerag.embed.embedder import Embedder
 from citerag.embed.pooled import TokenEncoder, pooled_heads, pooled_pages
 from citerag.embed.providers import HostedEmbedder
+from citerag.enrich.fields import LIST_FIELDS
 from citerag.enrich.figure_descriptions import FIGURE_DESCRIPTION
 from citerag.errors import ConfigError
 from citerag.nodes import (
@@ -210,6 +211,7 @@ def vector_rows(chunks: Sequence[TextNode], vectors: np.ndarray) -> list[VectorR
             section=section_of(chunk),
             label=label_of(chunk),
             preview=chunk.text[:PREVIEW_CHARS],
+            lists={name: list(chunk.metadata.get(name) or []) for name in LIST_FIELDS},
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
     ]

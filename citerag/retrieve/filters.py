@@ -111,6 +111,22 @@ def indexed_matches(filters: MetadataFilters, index: ValueIndex) -> set[str] | N
     return found
 
 
+def pushable_list_filters(filters: MetadataFilters | None) -> MetadataFilters | None:
+    """The top-level AND filters on list fields that every match holds and a vector index can
+    apply itself (contains / shares a value, with some value), or None when there are none."""
+    if filters is None or filters.condition not in (None, FilterCondition.AND):
+        return None
+    items: list[MetadataFilter | MetadataFilters] = [
+        item
+        for item in filters.filters
+        if isinstance(item, MetadataFilter)
+        and item.key in LIST_FIELDS
+        and item.operator in _UNION_OPERATORS | _ALL_OPERATORS
+        and _as_list(item.value)
+    ]
+    return MetadataFilters(filters=items) if items else None
+
+
 def pushdown(filters: MetadataFilters | None) -> tuple[PageRange | None, list[str] | None]:
     """The page range and document ids that every match must satisfy (top-level AND only)."""
     if filters is None or filters.condition not in (None, FilterCondition.AND):

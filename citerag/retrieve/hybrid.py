@@ -41,6 +41,7 @@ from citerag.nodes import DOC_ID, ROUTED_BY
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.filters import check_filters, vector_filters
 from citerag.retrieve.fusion import Ranking, TiedRanking, reciprocal_rank_fusion
+from citerag.retrieve.list_scope import VectorScope, joined, list_scope
 from citerag.retrieve.ranker_set import active_rankers
 from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.retrieve.routing import NOT_ROUTED, Routing, filled_after, question_asked
@@ -285,16 +286,16 @@ class HybridRetriever(BaseRetriever):
 
     def _dense(self, query_vector: np.ndarray, top_k: int, allowed: set[str] | None) -> list[str]:
         """Vector hits among the chunks `_vector_scope` keeps of `allowed`."""
-        among, pushed_ids = self._vector_scope(allowed)
+        scope = self._vector_scope(allowed)
         query = VectorQuery(
             query_vector.reshape(1, -1),
             top_k,
-            filters=self._pushed_filters(),
-            node_ids=pushed_ids,
+            filters=joined(self._pushed_filters(), scope.filters),
+            node_ids=scope.ids,
         )
         hits = self._vectors.search(self._state.name, query)[0]
         # Rows of a document still being ingested (or half-removed) are not visible.
-        places = self._state.places
+        places, among = self._state.places, scope.among
         return [cid for cid, _ in hits if cid in places and (among is None or cid in among)]
 
     def _pushed_filters(self) -> MetadataFilters | None:
@@ -308,12 +309,10 @@ class HybridRetriever(BaseRetriever):
         items.append(MetadataFilter(key=DOC_ID, value=doc_ids, operator=FilterOperator.IN))
         return MetadataFilters(filters=items)
 
-    def _vector_scope(
-        self, allowed: set[str] | None
-    ) -> tuple[set[str] | None, Sequence[str] | None]:
-        """The chunks vector hits must be among (None: any), and the ids the search itself is
-        limited to (None: no id list); here `allowed`, checked on the hits."""
-        return allowed, None
+    def _vector_scope(self, allowed: set[str] | None) -> VectorScope:
+        """The chunks vector hits must be among (here `allowed`) and how the search itself is
+        held to them: the filters' list fields (years, entities) as ids or as a filter."""
+        return list_scope(self._vectors, self._state.name, allowed, self._filters)
 
     def _with_page_evidence(
         self, context: RankContext, pages: Sequence[tuple[str, float]]

@@ -4,7 +4,7 @@ and the `Stores` bundle of them with the keyword index (`citerag.store.keywords`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,6 +30,10 @@ class VectorRow:
     section: str
     label: str
     preview: str  # the first characters of the chunk text, for Attu
+    # Enrichment's list fields (`enrich.fields.LIST_FIELDS`) the search filters on; `lists_cut`:
+    # some value was left out of the index's bounded columns (`store.milvus_lists`).
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    lists_cut: bool = False
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no plain equality
@@ -128,6 +132,10 @@ class DocStore(Protocol):
 class VectorIndex(Protocol):
     """Vectors and filterable scalars (Milvus Lite file or a Milvus server)."""
 
+    # Up to this many matching chunks, a filter on list fields reaches the search as the
+    # chunks' ids rather than as the filter itself (which is then the slower of the two).
+    id_list_limit: int
+
     def ensure_collection(self, collection: str, dim: int) -> None: ...
     def insert(self, collection: str, rows: Sequence[VectorRow]) -> None: ...
     def search(self, collection: str, query: VectorQuery) -> list[list[tuple[str, float]]]:
@@ -145,6 +153,12 @@ class VectorIndex(Protocol):
     def delete_ids(self, collection: str, chunk_ids: Sequence[str]) -> None: ...
     def doc_ids_except(self, collection: str, known: Sequence[str]) -> list[str]: ...
     def has_collection(self, collection: str) -> bool: ...
+    def drop_collection(self, collection: str) -> None: ...
+    def list_fields(self, collection: str) -> frozenset[str]:
+        """The list fields (years, entities, ...) the collection's rows carry for filters in
+        the search: none in a collection made before them (filters then go by chunk ids)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -1,14 +1,16 @@
 """LlamaIndex `MetadataFilters` as a Milvus boolean expression over the index's scalar fields.
 
 Keys are the chunk metadata names (`page`, `doc_id`, `block_type`, ...), mapped to the columns
-`MilvusIndex` writes; nested filters and AND / OR / NOT are kept. A key that has no column or an
-operator Milvus cannot apply to a scalar is refused with one sentence, never dropped: a filter
-left out would widen the search without telling anyone.
+`MilvusIndex` writes; enrichment's list fields (`years`, `entities`, ...) are ARRAY columns of
+the same name (`milvus_lists`). Nested filters and AND / OR / NOT are kept. A key that has no
+column or an operator Milvus cannot apply to it is refused with one sentence, never dropped: a
+filter left out would widen the search without telling anyone.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -18,6 +20,7 @@ from llama_index.core.vector_stores.types import (
 )
 
 from citerag.errors import InputError
+from citerag.store.milvus_lists import LIST_COLUMNS, list_clause
 
 # Chunk metadata key -> Milvus column (see `milvus_index._schema`); `id` is the chunk id.
 COLUMN_OF_KEY = {
@@ -75,11 +78,13 @@ def matches_nothing(filters: MetadataFilters | None) -> bool:
 
 
 def _clause(item: MetadataFilter) -> str:
+    if item.key in LIST_COLUMNS:
+        return list_clause(item)
     column = COLUMN_OF_KEY.get(item.key)
     if column is None:
         raise InputError(
             f"The vector index cannot filter on {item.key!r}; filter it on the candidates, or "
-            f"use one of {', '.join(COLUMN_OF_KEY)}."
+            f"use one of {', '.join([*COLUMN_OF_KEY, *LIST_COLUMNS])}."
         )
     if item.operator in _COMPARISONS:
         return f"{column} {_COMPARISONS[item.operator]} {_literal(column, item.value)}"
@@ -102,3 +107,15 @@ def _literal(column: str, value: object) -> str:
         except ValueError:
             raise InputError(f"The filter on {column!r} needs a number, not {value!r}.") from None
     return milvus_literal(str(value))
+
+
+def search_expression(
+    filters: MetadataFilters | None, node_ids: Sequence[str] | None
+) -> str | None:
+    """The search's Milvus filter, or None when no row can match (no round trip then)."""
+    if (node_ids is not None and not node_ids) or matches_nothing(filters):
+        return None
+    clauses = [milvus_expression(filters)]
+    if node_ids is not None:
+        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in node_ids)}]")
+    return " and ".join(f"({clause})" for clause in clauses if clause)

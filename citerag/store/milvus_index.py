@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Sequence
@@ -11,16 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from llama_index.core.vector_stores.types import MetadataFilters
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
-from citerag.errors import BackendUnavailable, ConfigError
+from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
-from citerag.store.milvus_filters import matches_nothing, milvus_expression, milvus_literal
+from citerag.store.milvus_filters import milvus_literal, search_expression
+from citerag.store.milvus_lists import CUT, LIST_COLUMNS, add_list_fields, list_entity, list_keys
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
 from citerag.store.milvus_rows import all_rows
+
+log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 5.0
 ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
@@ -35,6 +38,12 @@ SCALAR_FIELDS = {
     "label": 64,
     "preview": 512,
 }
+# Matching chunks up to which a list filter goes to the search as their ids
+# (benchmarks/results/list_filters.md): Milvus Lite scans array filters row by row in Python
+# (an id list of 7,000 ids was ~10x faster at 20k rows), so ids there; a server applies the
+# array filter itself about as fast, with a request that does not grow with the matches.
+ID_LIST_LIMIT_LITE = 100_000
+ID_LIST_LIMIT_SERVER = 0
 VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_CHARS = 200
 
@@ -79,6 +88,8 @@ class MilvusIndex:
             nullcontext() if self.is_server else self._lock
         )
         self._loaded: set[str] = set()
+        self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
+        self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -134,6 +145,7 @@ class MilvusIndex:
                 self._check_dim(collection, name, dim)
                 self._load(name)
                 return
+            schema = _schema(dim)
             index_params = self._client.prepare_index_params()
             index_params.add_index(
                 field_name="vector",
@@ -141,18 +153,48 @@ class MilvusIndex:
                 metric_type="COSINE",
             )
             self._client.create_collection(
-                name, schema=_schema(dim), index_params=index_params, consistency_level="Strong"
+                name, schema=schema, index_params=index_params, consistency_level="Strong"
             )
             self._loaded.add(name)
+            self._fields[name] = frozenset(f.name for f in schema.fields)
 
     def _check_dim(self, collection: str, name: str, dim: int) -> None:
         fields = self._client.describe_collection(name)["fields"]
+        self._note_fields(collection, name, fields)
         stored = next(int(f["params"]["dim"]) for f in fields if f["name"] == "vector")
         if stored != dim:
             raise ConfigError(
                 f"Collection {collection!r} holds {stored}-dimensional vectors but the embedding "
                 f"model gives {dim}; use a new collection or delete this one and ingest again."
             )
+
+    def list_fields(self, collection: str) -> frozenset[str]:
+        name = milvus_collection_name(collection)
+        known = self._fields.get(name)
+        if known is None:
+            with self._lock:
+                if not self._client.has_collection(name):
+                    return frozenset(LIST_COLUMNS)  # the schema it will be made with
+                fields = self._client.describe_collection(name)["fields"]
+                known = self._note_fields(collection, name, fields)
+        return known & frozenset(LIST_COLUMNS)
+
+    def _note_fields(
+        self, collection: str, name: str, fields: Sequence[dict[str, Any]]
+    ) -> frozenset[str]:
+        """Remembers the collection's field names; says once how to upgrade an old schema."""
+        known = frozenset(str(f["name"]) for f in fields)
+        if name not in self._fields and CUT not in known:
+            log.warning(
+                "Milvus collection %r was made before the list-field columns: filters on years, "
+                "entities and topics go to the search as chunk-id lists (up to 5,000 chunks) "
+                "and are otherwise applied after it, which loses hits; run `python main.py "
+                "reindex %s` once to rebuild its rows from the docstore with those columns",
+                collection,
+                collection,
+            )
+        self._fields[name] = known
+        return known
 
     def _load(self, name: str) -> None:
         # Loading twice from two searching threads is harmless: Milvus loads a collection once.
@@ -166,7 +208,8 @@ class MilvusIndex:
             return
         self.ensure_collection(collection, int(np.asarray(rows[0].vector).shape[-1]))
         name = milvus_collection_name(collection)
-        data = [_entity(row) for row in rows]
+        with_lists = CUT in self._fields.get(name, frozenset())
+        data = [_entity(row, with_lists) for row in rows]
         with self._lock:
             self._client.upsert(name, data)
             self.flush(name)
@@ -188,7 +231,14 @@ class MilvusIndex:
         queries = np.atleast_2d(np.asarray(query.vectors, dtype=np.float32))
         name = milvus_collection_name(collection)
         empty: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        expression = _search_expression(query.filters, query.node_ids)
+        missing = list_keys(query.filters) - self.list_fields(collection)
+        if missing:
+            raise InputError(
+                f"Collection {collection!r} was indexed before filters on "
+                f"{', '.join(sorted(missing))} could reach the search; run `python main.py "
+                f"reindex {collection}` once."
+            )
+        expression = search_expression(query.filters, query.node_ids)
         if query.top_k < 1 or len(queries) == 0 or expression is None:
             return empty
         with self._read_lock:
@@ -233,6 +283,8 @@ class MilvusIndex:
         name = milvus_collection_name(collection)
         ids = self.ids_of(collection, doc_id)
         fields = ["id", "vector", *SCALAR_FIELDS, "page"]
+        if self.list_fields(collection):
+            fields += [*LIST_COLUMNS, CUT]
         rows: list[dict[str, Any]] = []
         with self._lock:
             for start in range(0, len(ids), ROWS_PER_GET):
@@ -309,6 +361,7 @@ class MilvusIndex:
         with self._lock:
             self._client.drop_collection(milvus_collection_name(collection))
             self._loaded.discard(milvus_collection_name(collection))
+            self._fields.pop(milvus_collection_name(collection), None)
 
     def close(self) -> None:
         with self._lock:
@@ -326,10 +379,12 @@ def _schema(dim: int) -> CollectionSchema:
     schema.add_field("page", DataType.INT64)
     for field in ("node_type", "section", "label", "preview"):
         schema.add_field(field, DataType.VARCHAR, max_length=SCALAR_FIELDS[field])
+    add_list_fields(schema)
     return schema
 
 
-def _entity(row: VectorRow) -> dict[str, object]:
+def _entity(row: VectorRow, with_lists: bool) -> dict[str, object]:
+    """The row as Milvus takes it; the list columns only where the collection has them."""
     if len(row.chunk_id.encode("utf-8")) > ID_BYTES:
         raise ValueError(f"chunk id {row.chunk_id!r} is longer than {ID_BYTES} bytes")
     entity: dict[str, object] = {
@@ -339,6 +394,8 @@ def _entity(row: VectorRow) -> dict[str, object]:
     }
     for field, max_bytes in SCALAR_FIELDS.items():
         entity[field] = truncate_utf8(str(getattr(row, field)), max_bytes)
+    if with_lists:
+        entity.update(list_entity(row.lists, row.lists_cut))
     return entity
 
 
@@ -348,19 +405,9 @@ def _row(entity: dict[str, Any]) -> VectorRow:
         vector=np.asarray(entity["vector"], dtype=np.float32),
         page=int(entity["page"]),
         **{field: str(entity[field]) for field in SCALAR_FIELDS},
+        lists={name: [str(v) for v in entity[name]] for name in LIST_COLUMNS if name in entity},
+        lists_cut=bool(entity.get(CUT, False)),
     )
-
-
-def _search_expression(
-    filters: MetadataFilters | None, node_ids: Sequence[str] | None
-) -> str | None:
-    """The search's Milvus filter, or None when no row can match (no round trip then)."""
-    if (node_ids is not None and not node_ids) or matches_nothing(filters):
-        return None
-    clauses = [milvus_expression(filters)]
-    if node_ids is not None:
-        clauses.append(f"id in [{', '.join(milvus_literal(i) for i in node_ids)}]")
-    return " and ".join(f"({clause})" for clause in clauses if clause)
 
 
 def _readable_field(field: dict[str, Any]) -> dict[str, Any]:

@@ -147,12 +147,36 @@ class VectorIndexContract:
         self, vector_index: VectorIndex
     ) -> None:
         vector_index.insert("main", rows_for("d1", unit_vectors(3, seed=21)))
-        years = MetadataFilters(filters=[leaf("years", "1996")])
-        with pytest.raises(InputError, match="years"):
-            vector_index.search("main", VectorQuery(unit_vectors(1), 3, filters=years))
+        colour = MetadataFilters(filters=[leaf("colour", "red")])
+        with pytest.raises(InputError, match="colour"):
+            vector_index.search("main", VectorQuery(unit_vectors(1), 3, filters=colour))
         text = MetadataFilters(filters=[leaf("section", "Intro", FilterOperator.TEXT_MATCH)])
         with pytest.raises(InputError, match="text_match"):
             vector_index.search("main", VectorQuery(unit_vectors(1), 3, filters=text))
+
+    def test_list_field_filters_are_applied_by_the_search(self, vector_index: VectorIndex) -> None:
+        """Years and entities as the in-memory filter reads them: `==` contains, any shares
+        one, all holds every one, case-blind; a row whose lists were cut passes."""
+        matrix = unit_vectors(6, seed=23)
+        rows = rows_for("d1", matrix)
+        rows[1].lists = {"years": ["1996"], "entities": ["Viaweb"]}
+        rows[3].lists = {"years": ["1996", "2019"], "entities": ["Viaweb", "Yahoo"]}
+        rows[4].lists = {"years": ["2019"]}
+        rows[5].lists_cut = True
+        vector_index.insert("main", rows)
+        assert {"years", "entities", "topics"} <= vector_index.list_fields("main")
+
+        def found(*items: MetadataFilter) -> list[int]:
+            query = VectorQuery(matrix[0:1], 6, MetadataFilters(filters=list(items)))
+            return found_pages(first_hits(vector_index, query))
+
+        assert found(leaf("years", "1996")) == [2, 4, 6]
+        assert found(leaf("years", 2019, FilterOperator.CONTAINS)) == [4, 5, 6]
+        assert found(leaf("entities", ["YAHOO", "nobody"], FilterOperator.ANY)) == [4, 6]
+        assert found(leaf("entities", ["viaweb", "yahoo"], FilterOperator.ALL)) == [4, 6]
+        assert found(leaf("years", "1996"), leaf("page", 3, FilterOperator.LTE)) == [2]
+        kept = sorted(vector_index.rows_of("main", "d1"), key=lambda r: r.chunk_id)
+        assert kept[3].lists["entities"] == ["viaweb", "yahoo"] and kept[5].lists_cut
 
     def test_node_ids_limit_the_search_to_those_chunks(self, vector_index: VectorIndex) -> None:
         matrix = unit_vectors(6, seed=22)
@@ -216,6 +240,7 @@ class VectorIndexContract:
         row = rows_for("d1", unit_vectors(1, seed=13))[0]
         row.preview = "é" * 1000  # 2000 UTF-8 bytes
         row.section = "€" * 1000
+        row.lists = {"entities": ["é" * 1000, *(f"name {i}" for i in range(5000))]}
         vector_index.insert("main", [row])
         assert vector_index.count("main", "d1") == 1
 

@@ -4,14 +4,13 @@ Two kinds of filter (`ListFilters`): `vector` restricts the vector search only (
 BM25 keeps every keyword match, and the embedding, which cannot tell 1996 from 1997, is held to
 chunks that carry the value), `hard` restricts every ranking. Which field goes where is chosen
 by measurement (benchmarks/results/subquestions.md). Matching chunk ids are found in the
-collection state and pushed to Milvus as `id in [...]` (Milvus Lite's `array_contains` is slow
-and loses recall under HNSW). A filter that no chunk matches is dropped, not left to empty the
-search.
+collection state; the search is held to them as an id list or by the filter itself on the
+collection's list columns (`retrieve.list_scope` says which, when). A filter that no chunk
+matches is dropped, not left to empty the search.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -19,8 +18,9 @@ from typing import Any
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.retrieve.hybrid import HybridRetriever
+from citerag.retrieve.list_scope import MAX_PUSHED_IDS, VectorScope, all_of, list_scope
 
-MAX_PUSHED_IDS = 5000  # beyond this the id list costs more than filtering the hits
+__all__ = ["MAX_PUSHED_IDS", "FilterScope", "ListFilteredRetriever", "ListFilters"]
 
 
 class FilterScope(StrEnum):
@@ -53,18 +53,20 @@ class ListFilteredRetriever(HybridRetriever):
         hard = self._matching(self._hard_filters, allowed, "hard")
         return allowed if hard is None else hard
 
-    def _vector_scope(
-        self, allowed: set[str] | None
-    ) -> tuple[set[str] | None, Sequence[str] | None]:
-        """The chunks the vector filters match (or the hard filters' `allowed`), pushed to the
-        search as ids when there are not too many."""
+    def _vector_scope(self, allowed: set[str] | None) -> VectorScope:
+        """The chunks the vector filters match (or the hard filters' `allowed`), the search
+        held to them by ids or by the list filters themselves (`list_scope`)."""
         wanted = self._matching(self._vector_filters, allowed, "vector")
         if wanted is None:
             if allowed is None or self._hard_filters is None:
                 return super()._vector_scope(allowed)
             wanted = allowed
-        pushed = sorted(wanted) if len(wanted) <= MAX_PUSHED_IDS else None
-        return wanted, pushed
+        # The filters `wanted` holds to: the question's, and each kind that matched something
+        # (one that matched nothing was dropped).
+        held = [self._filters]
+        held += [self._hard_filters] if self.matched.get("hard") else []
+        held += [self._vector_filters] if self.matched.get("vector") else []
+        return list_scope(self._vectors, self._state.name, wanted, all_of(held))
 
     def _matching(
         self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
