@@ -23,6 +23,7 @@ import numpy as np
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from benchmarks.datasets.realistic_copies import CopyPlan, perturbed, renamable_words
+from citerag.embed.collection_model import RECORD_KEY
 from citerag.enrich.fields import ENRICHED_BY, ENTITIES
 from citerag.ingest.vectors import vector_rows
 from citerag.nodes import (
@@ -220,6 +221,9 @@ def build_scaled_library(
     """Write the source and its copies into `target`'s `collection` up to `min_chunks` chunks."""
     started = time.perf_counter()
     documents = read_source(source, source_collection)
+    model = source.docstore.get_tree(source_collection, RECORD_KEY)  # the embedder's record
+    if model is not None:
+        target.docstore.put_tree(collection, RECORD_KEY, model)
     summary = BuildSummary(renamable_words=len(source_words(documents)))
     batch: list[Copied] = []
     for copied in copies(documents, collection, min_chunks):

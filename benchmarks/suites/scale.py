@@ -172,6 +172,8 @@ def one_size(
     try:
         server = start_milvus(folder / "milvus_server") if deployment == "server" else None
         uri = server.uri if server else ""
+        if server:  # what the server holds with no collection: etcd, logs of its own
+            row["server_empty_bytes"] = folder_bytes(folder / "milvus_server" / "data")
         row["load_before"] = os.getloadavg()[0]
         row["build"] = build(root / "source", folder, size, uri)
         print(f"scale: {deployment} {size:,} built: {row['build']}", flush=True)

@@ -153,12 +153,11 @@ def write(engine: Any, collection: str, step: str, pdf: Path) -> None:
     if step == "delete":
         engine.delete(pdf.name, collection)
         return
-    from citerag.parse.cache import cache_path
     from citerag.parse.validate import inspect_pdf
 
-    settings = engine.settings
     sha = inspect_pdf(pdf).sha256
-    cache_path(settings.parse_cache_dir, sha, settings.parser).unlink(missing_ok=True)
+    for cached in engine.settings.storage.parse_cache_dir.glob(f"{sha}.*"):
+        cached.unlink()
     engine.ingest(pdf, collection)
 
 
@@ -167,9 +166,12 @@ def write_elsewhere(storage: Path, collection: str, step: str, pdf: Path) -> flo
     command = [sys.executable, "-m", "benchmarks.suites.scale_measure", "--storage", str(storage)]
     command += ["--collection", collection, "--write", step, "--pdf", str(pdf)]
     started = time.perf_counter()
-    subprocess.run(
-        command, check=True, capture_output=True, text=True, cwd=PROJECT, env=base_environment()
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=PROJECT, env=base_environment()
     )
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()] or ["no output"]
+        raise RuntimeError(f"the writer process failed to {step}: {lines[-1]}")
     return time.perf_counter() - started
 
 
