@@ -60,9 +60,10 @@ def source_document() -> SourceDocument:
 
 
 def test_only_names_written_capitalized_are_renamable() -> None:
-    words = renamable_words(TEXTS, ["Netflix", "Reed Hastings", "The Company"])
+    names = ["Netflix", "Reed Hastings", "The Company", "June 30"]
+    words = renamable_words([*TEXTS, "On June 30."], names)
     assert {"netflix", "hastings", "reed"} <= words
-    assert "company" not in words and "the" not in words
+    assert "company" not in words and "the" not in words and "june" not in words
     assert "netflix" not in renamable_words([*TEXTS, "netflix.com"], ["Netflix"])  # 1 in 4
 
 

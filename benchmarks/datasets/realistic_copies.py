@@ -5,7 +5,8 @@ perturbed. Pure functions over text, JSON values and arrays; the scale benchmark
 * **Names.** The renamable words are the words of the source's named entities (the chunks'
   `entities` metadata, the cards' organisation, authors and ticker) that the source writes
   capitalized far more often than in lower case (at least ten times), so "Netflix", "Nadella"
-  or "Viaweb" are renamed and "Company", "The" or "Revenue" are not. Each copy maps each such
+  or "Viaweb" are renamed and "Company", "The" or "Revenue" are not; month and weekday names
+  are never renamed (dates stay dates). Each copy maps each such
   word to its own pseudo-word of the same length (consonant-vowel letters drawn from a hash of
   the copy number and the word), keeping the case it is written in ("NETFLIX_2020_10K.pdf",
   "Netflix", "netflix.com"): the vocabulary grows by a new set of names per copy.
@@ -32,11 +33,17 @@ from typing import Any
 
 import numpy as np
 
+from citerag.text.dates import MONTH_NAMES
+from citerag.text.stopwords import FUNCTION_WORDS
+
 NOISE = 0.48  # noise norm / vector norm: cosine to the source ~0.90
 MIN_CAPITALIZED_RATIO = 10  # capitalized uses per lower-case use for a word to count as a name
 MIN_NAME_CHARS = 3
 MAX_YEAR_SHIFT = 25
 FIRST_YEAR, LAST_YEAR = 1800, 2099
+# Capitalized by spelling, not names: months and weekdays stay so that dates still read as dates.
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NEVER_RENAMED = frozenset(MONTH_NAMES) | frozenset(_WEEKDAYS) | FUNCTION_WORDS
 _ID_KEY = re.compile(r"(?:^|_)ids?$")
 _CONSONANTS = "bcdfghjklmnprstvz"
 _VOWELS = "aeiou"
@@ -61,7 +68,7 @@ def renamable_words(texts: Iterable[str], names: Iterable[str]) -> frozenset[str
     for name in names:
         for word in _WORD.findall(name):
             folded = word.casefold()
-            if len(word) < MIN_NAME_CHARS or folded in found:
+            if len(word) < MIN_NAME_CHARS or folded in found or folded in _NEVER_RENAMED:
                 continue
             capitalized = counts[folded.capitalize()] + counts[folded.upper()]
             if capitalized and counts[folded] * MIN_CAPITALIZED_RATIO <= capitalized:
