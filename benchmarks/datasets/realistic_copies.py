@@ -24,6 +24,7 @@ perturbed. Pure functions over text, JSON values and arrays; the scale benchmark
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -107,14 +108,11 @@ class CopyPlan:
     def of(cls, copy: int, words: frozenset[str]) -> CopyPlan:
         return cls(copy, words if copy else frozenset(), year_offset(copy))
 
-    def _token(self, match: re.Match[str]) -> str:
-        token = match.group(0)
+    def _replacement(self, token: str) -> str:
         if token[0].isdigit():
             shifted = int(token) + self.offset
             return str(shifted) if FIRST_YEAR <= shifted <= LAST_YEAR else token
         folded = token.casefold()
-        if folded not in self.words:
-            return token
         if folded not in self._renames:
             self._renames[folded] = pseudo_word(folded, self.copy)
         return _as_written(self._renames[folded], token)
@@ -123,7 +121,15 @@ class CopyPlan:
         """`text` with names renamed and years shifted; as long as `text`."""
         if self.copy == 0 or not text:
             return text
-        return _TOKEN.sub(self._token, text)
+        spans = _changing_spans(text, self.words)
+        if not spans:
+            return text
+        pieces, end = [], 0
+        for start, stop in spans:
+            pieces += [text[end:start], self._replacement(text[start:stop])]
+            end = stop
+        pieces.append(text[end:])
+        return "".join(pieces)
 
     def value(self, value: Any) -> Any:
         """Every string inside a JSON value changed as `text` changes it, except under keys
@@ -148,6 +154,17 @@ class CopyPlan:
         if isinstance(year, int) and FIRST_YEAR <= year + self.offset <= LAST_YEAR:
             changed["fiscal_year"] = year + self.offset
         return changed
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def _changing_spans(text: str, words: frozenset[str]) -> tuple[tuple[int, int], ...]:
+    """Where `text` holds a year or one of `words`: found once per distinct string, so that
+    each copy only splices (a copy repeats the same source strings)."""
+    return tuple(
+        match.span()
+        for match in _TOKEN.finditer(text)
+        if match.group(0)[0].isdigit() or match.group(0).casefold() in words
+    )
 
 
 def perturbed(vectors: np.ndarray, rng: np.random.Generator, noise: float = NOISE) -> np.ndarray:

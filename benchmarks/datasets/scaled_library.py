@@ -146,7 +146,7 @@ def copy_document(
 def _copied_node(
     node: TextNode, plan: CopyPlan, ids: dict[str, str], doc_id: str, name: str
 ) -> TextNode:
-    clone = node.model_copy(deep=True)
+    clone = node.model_copy()  # shallow: every field that differs is replaced below
     clone.id_ = ids[node.node_id]
     clone.text = plan.text(node.text)
     clone.metadata = plan.metadata(node.metadata, KEPT_KEYS)
