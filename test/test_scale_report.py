@@ -60,7 +60,7 @@ def test_a_scale_record_renders_each_deployment_size_and_refusal(tmp_path: Path)
         metrics={
             "rows": [
                 row("lite", 10_000, 0.9, "this process"),
-                row("server", 10_000, 0.88, "another process"),
+                {**row("server", 10_000, 0.88, "another process"), "measured": "2026-12-01"},
                 {"deployment": "lite", "size": 1_000_000, "status": "refused", "why": refused},
             ],
             "own_library": measured(668, 0.96, ""),
@@ -83,3 +83,4 @@ def test_a_scale_record_renders_each_deployment_size_and_refusal(tmp_path: Path)
     assert "| lite | 10,000 | 25.0 | 0.0 | 0.0 | 0.25 |" in text  # KB per chunk, GB
     assert f"| {FINANCE} (50) | 0.960 | 0.900 | 0.880 |" in text
     assert f"- lite 1,000,000: refused. {refused}" in text
+    assert "- server 10,000 (kept from the run of 2026-12-01): ran (15 copies)." in text

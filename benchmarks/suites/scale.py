@@ -15,8 +15,11 @@ is embedded again; build time is measured.
 Deployments (`--milvus`): `lite`, the embedded default (Milvus Lite, SQLite, keyword files), and
 `server`, a Milvus 2.3.5 standalone server started through `devservers.py` (docstore SQLite and
 keyword files: no mongod runs here). Every (deployment, size) has its own storage folder, kept
-and reused by later runs; a size whose estimated storage exceeds the free disk is refused with
-one sentence, and each size's record says what ran:
+and reused by later runs; a size whose estimated storage exceeds the free disk, or whose serving
+process would exceed the available memory (extrapolated from the largest size measured on that
+deployment, in this run or the newest earlier record), is refused with one sentence, and each
+size's record says what ran. A run keeps the rows of the newest earlier record for the sizes it
+does not measure (each says when it was measured):
 
     python -m benchmarks run --suite scale --milvus lite server --sizes 10000 100000 1000000
 """
@@ -97,6 +100,30 @@ def refusal(size: int, folder: Path, per_chunk: float, basis: str) -> str:
     )
 
 
+def memory_refusal(size: int, own: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """One sentence when a serving process of `size` chunks would not fit in this machine's
+    available memory, extrapolated linearly from the largest library measured so far; ''
+    when nothing was measured yet."""
+    ran = [r for r in rows if r.get("status") == "ran"]
+    if not ran or "after_questions" not in own:
+        return ""
+    largest = max(ran, key=lambda r: r["measure"]["chunks"])
+    base = own["after_questions"]["rss_mb"]
+    per_chunk = (largest["measure"]["after_questions"]["rss_mb"] - base) / max(
+        largest["measure"]["chunks"] - own["chunks"], 1
+    )
+    need = base + per_chunk * size
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        available = next(int(line.split()[1]) for line in meminfo if "MemAvailable" in line) / 1024
+    if need <= 0.8 * available:
+        return ""
+    return (
+        f"a process serving {size:,} chunks would hold about {need / 1024:.0f} GB "
+        f"({per_chunk * 1024:.0f} KB per chunk from {largest['measure']['chunks']:,} chunks) and "
+        f"this machine has {available / 1024:.0f} GB available; not built."
+    )
+
+
 def build(source: Path, folder: Path, size: int, milvus_uri: str) -> dict[str, Any]:
     """The big library in `folder` (kept when a finished build of this size is there)."""
     from benchmarks.datasets.scaled_library import build_scaled_library
@@ -157,13 +184,18 @@ def child(command: list[str], env: dict[str, str]) -> Any:
 
 
 def one_size(
-    deployment: str, size: int, root: Path, per_chunk: tuple[float, str], options: SuiteOptions
+    deployment: str,
+    size: int,
+    root: Path,
+    per_chunk: tuple[float, str],
+    options: SuiteOptions,
+    memory: str = "",
 ) -> dict[str, Any]:
     from devservers import start_milvus
 
     folder = root / f"{deployment}_{size}"
     row: dict[str, Any] = {"deployment": deployment, "size": size, "folder": str(folder)}
-    refused = refusal(size, folder, *per_chunk)
+    refused = refusal(size, folder, *per_chunk) or memory
     if refused:
         print(f"scale: {refused}", flush=True)
         return {**row, "status": "refused", "why": refused}
@@ -192,6 +224,24 @@ def one_size(
     return {**row, "status": "failed", "why": failed} if failed else {**row, "status": "ran"}
 
 
+def carried_rows(rows: list[dict[str, Any]], variant: str) -> list[dict[str, Any]]:
+    """The rows of the newest earlier scale record for sizes this run did not measure, each
+    saying when it was measured: a run of one more size keeps the others in the results file."""
+    from benchmarks.records import latest_records
+
+    earlier = [r for r in latest_records().values() if r.suite == "scale" and r.variant == variant]
+    if not earlier:
+        return []
+    record = earlier[0]
+    done = {(r["deployment"], r["size"]) for r in rows}
+    stamp = f"{record.date} at commit {record.commit}"
+    return [
+        {**r, "measured": r.get("measured", stamp)}
+        for r in record.metrics.get("rows", [])
+        if (r["deployment"], r["size"]) not in done
+    ]
+
+
 def run(options: SuiteOptions) -> Record:
     root = options.storage_for("scale")
     source = root / "source"
@@ -205,16 +255,21 @@ def run(options: SuiteOptions) -> Record:
     )
     stored = storage_bytes(source, None)
     per_chunk = (sum(stored.values()) / max(source_chunks, 1), "measured on the source library")
-    rows = []
+    rows: list[dict[str, Any]] = []
+    earlier = carried_rows([], options.variant)
     for deployment in options.milvus:
         for size in options.sizes:
-            row = one_size(deployment, size, root, per_chunk, options)
+            measured = [r for r in earlier + rows if r["deployment"] == deployment]
+            memory = memory_refusal(size, own, measured)
+            row = one_size(deployment, size, root, per_chunk, options, memory)
             rows.append(row)
             if row.get("storage_bytes") and row["build"].get("chunks"):
                 per_chunk = (
                     sum(row["storage_bytes"].values()) / row["build"]["chunks"],
                     f"measured at {row['build']['chunks']:,} chunks on {deployment}",
                 )
+    rows += carried_rows(rows, options.variant)
+    rows.sort(key=lambda r: (list(DEPLOYMENTS).index(r["deployment"]), r["size"]))
     return Record(
         suite="scale",
         command=options.command,

@@ -147,6 +147,8 @@ def render(record: Record) -> str:
     lines += ["## What ran", ""]
     for row in rows:
         size = f"{row['deployment']} {row['size']:,}"
+        if row.get("measured"):
+            size += f" (kept from the run of {row['measured']})"
         if row["status"] == "ran":
             lines.append(f"- {size}: ran ({row['build']['copies']} copies).")
         elif row["status"] == "refused":
