@@ -155,5 +155,9 @@ def render(record: Record) -> str:
             lines.append(f"- {size}: refused. {row['why']}")
         else:
             lines.append(f"- {size}: failed: {row.get('why', '')}")
-    lines.append(f"- Load average (1, 5, 15 min) at the end: {record.timings.get('load')}.")
+    lines.append(
+        f"- Load average (1, 5, 15 min) at the end: {record.timings.get('load')}. A load above "
+        "the core count means other processes shared the CPUs: latencies, cold opens and build "
+        "times are then upper bounds of what an idle machine gives."
+    )
     return "\n".join(lines) + "\n"
