@@ -275,7 +275,7 @@ def run(options: SuiteOptions) -> Record:
         command=options.command,
         variant=options.variant,
         settings=dict(options.settings),
-        systems={d: DEPLOYMENTS[d] for d in options.milvus},
+        systems={d: DEPLOYMENTS[d] for d in dict.fromkeys(r["deployment"] for r in rows)},
         datasets={
             "source": f"the shared library ({source_chunks:,} chunks), kept inside every size",
             "questions": "every labelled question of the library suite (10-K finance_qa and "

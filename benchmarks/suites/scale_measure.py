@@ -103,6 +103,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     }
     result["retrieve_ms"] = percentiles(spent)
     answered = [q["question"] for _, q in asked[: args.answers]]
+    result["answered"] = len(answered)
 
     def answer(question: str) -> Any:
         return engine.query(question, args.collection)
