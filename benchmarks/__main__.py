@@ -74,7 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--sizes", type=int, nargs="+", default=[10_000, 100_000], help="scale: chunks"
     )
-    run.add_argument("--questions", type=int, default=40, help="scale: questions per collection")
+    run.add_argument("--questions", type=int, default=40, help="scale: questions answered")
+    run.add_argument(
+        "--milvus",
+        nargs="+",
+        choices=("lite", "server"),
+        default=["lite"],
+        help="scale: the deployments (Milvus Lite; a Milvus standalone server started here)",
+    )
     run.add_argument(
         "--compare", default="", metavar="KEY=VALUE", help="retrieval: the default beside this"
     )
@@ -110,6 +117,7 @@ def options_from(args: argparse.Namespace, argv: Sequence[str]) -> SuiteOptions:
         pictures=args.pictures,
         sizes=list(args.sizes),
         questions=args.questions,
+        milvus=list(args.milvus),
         compare=args.compare,
         skip_latency=args.skip_latency,
         llm=args.llm,

@@ -59,7 +59,8 @@ class SuiteOptions:
     documents: int | None = None  # ocr: the first N documents of each set
     pictures: bool = False  # ocr: also a collection with the text inside pictures read
     sizes: list[int] = field(default_factory=lambda: [10_000, 100_000])  # scale: chunks
-    questions: int = 40  # scale: questions asked of each collection
+    questions: int = 40  # scale: questions answered in each collection
+    milvus: list[str] = field(default_factory=lambda: ["lite"])  # scale: deployments
     compare: str = ""  # retrieval: the default beside this one change ("key=value")
     skip_latency: bool = False  # retrieval: quality only
     llm: bool = False  # answers: answer with the configured LLM
