@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -76,8 +77,11 @@ def queries(seed: int = 7) -> list[str]:
 
 
 def resident_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:  # macOS: no /proc; the peak so far (in bytes there) is what it reports
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def measure(folder: Path, dump: Path | None) -> dict[str, float]:
