@@ -120,6 +120,7 @@ def _searches(index: BM25FilesIndex) -> list[tuple[KeywordKind, str, set[str] | 
     ]
 
 
+@pytest.mark.slow  # seconds: many merges written, or a second Python process
 def test_every_search_equals_the_segments_scored_directly_through_merges_and_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,6 +128,7 @@ def test_every_search_equals_the_segments_scored_directly_through_merges_and_cha
     `doc_ids`) answer exactly as the stored segments scored all at once, hits and scores, while
     documents are added, replaced and removed before and after merges written to disk."""
     monkeypatch.setattr(bm25_files, "MAX_LOOSE", 4)
+    monkeypatch.setattr(bm25_merge_writer, "SPILL", 2048)  # merges spill postings to files
     rng = random.Random(11)
     writer = BM25FilesIndex(tmp_path)
     for i in range(40):
@@ -171,6 +173,7 @@ def _hits(index: BM25FilesIndex) -> list[list[list[object]]]:
     return [[[i, s] for i, s in hits] for hits in found]
 
 
+@pytest.mark.slow  # seconds: many merges written, or a second Python process
 def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,6 +216,7 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
         child.wait(timeout=60)
 
 
+@pytest.mark.slow  # seconds: many merges written, or a second Python process
 def test_an_opened_collection_keeps_its_postings_out_of_the_heap(tmp_path: Path) -> None:
     rng = random.Random(2)
     vocabulary = [f"term{i}" for i in range(3000)]

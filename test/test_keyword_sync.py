@@ -59,7 +59,7 @@ def ingest(store: SQLiteDocStore, doc_id: str, text: str, keywords: KeywordIndex
     store.mark_ready(C, doc_id)
 
 
-@pytest.fixture(params=["bm25-files", "milvus"])
+@pytest.fixture(params=["bm25-files", pytest.param("milvus", marks=pytest.mark.slow)])
 def keywords(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeywordIndex]:
     if request.param == "bm25-files":
         yield BM25FilesIndex(tmp_path / "keywords")

@@ -1,9 +1,9 @@
 """Writing a collection's merged keyword segment with bounded memory: documents are read one at
-a time and their postings spread over BUCKETS files by the top bits of the term hash (hashes
-are uniform, so the buckets are even); each bucket is then sorted on its own and appended. The
-result is the arrays `Segment.concat` would give over the same segments (terms sorted, a term's
-postings in row order), while the heap holds one document and one bucket rather than every
-document's segment at once.
+a time and their postings spread over BUCKETS buckets by the top bits of the term hash (hashes
+are uniform, so the buckets are even), kept in files once they pass SPILL bytes; each bucket is
+then sorted on its own and appended. The result is the arrays `Segment.concat` would give over
+the same segments (terms sorted, a term's postings in row order), while the heap holds one
+document, SPILL bytes of postings and one bucket rather than every document's segment at once.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from citerag.store.keywords import KINDS
 
 BUCKET_BITS = 6
 BUCKETS = 1 << BUCKET_BITS
+BUFFER = 2**16  # per output array under way
+SPILL = 16 * 2**20  # postings held per kind before they go to the bucket files
 _POSTING = np.dtype([("term", "<u8"), ("row", "<i8"), ("tf", "<i8")])
 _EDGES = np.arange(1, BUCKETS, dtype=np.uint64) << np.uint64(64 - BUCKET_BITS)
 
@@ -42,10 +44,10 @@ class _Column:
     def __init__(self, path: Path, dtype: np.dtype | type) -> None:
         self.path, self.dtype, self.count = path, np.dtype(dtype), 0
         self._raw = path.with_name(path.name + ".raw")
-        self._handle: BinaryIO = open(self._raw, "wb")  # noqa: SIM115 (closed in finish)
+        self._handle: BinaryIO = open(self._raw, "wb", buffering=BUFFER)  # noqa: SIM115
 
     def add(self, values: np.ndarray) -> None:
-        np.ascontiguousarray(values, dtype=self.dtype).tofile(self._handle)
+        self._handle.write(np.ascontiguousarray(values, dtype=self.dtype).data)
         self.count += len(values)
 
     def finish(self) -> None:
@@ -67,7 +69,10 @@ class _Kind:
     def __init__(self, staging: Path, kind: str) -> None:
         self.staging, self.kind = staging, kind
         self.rows, self.max_tf = 0, 0
-        self.buckets = [open(staging / f"{kind}.bucket{b}", "wb") for b in range(BUCKETS)]  # noqa: SIM115
+        # Postings per bucket, in memory until they pass SPILL bytes, then in a file each.
+        self.pending: list[list[np.ndarray]] = [[] for _ in range(BUCKETS)]
+        self.pending_bytes = 0
+        self.spilled = [False] * BUCKETS
         self.lengths = _Column(staging / f"{kind}.lengths.npy", np.int64)
         self.idbytes = _Column(staging / f"{kind}.idbytes.npy", np.uint8)
         self.idstarts = _Column(staging / f"{kind}.idstarts.npy", np.int64)
@@ -92,8 +97,35 @@ class _Kind:
         bounds = np.concatenate([[0], segment.indptr[cuts], [len(postings)]])
         for bucket, (start, end) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             if end > start:
-                postings[start:end].tofile(self.buckets[bucket])
+                self.pending[bucket].append(postings[start:end])
+        self.pending_bytes += postings.nbytes
         self.rows += len(segment)
+        if self.pending_bytes > SPILL:
+            self._spill()
+
+    def _spill(self) -> None:
+        for bucket, parts in enumerate(self.pending):
+            if parts:
+                with open(self._bucket_file(bucket), "ab") as out:
+                    for part in parts:
+                        out.write(part.data)
+                self.spilled[bucket] = True
+                parts.clear()
+        self.pending_bytes = 0
+
+    def _bucket_file(self, bucket: int) -> Path:
+        return self.staging / f"{self.kind}.bucket{bucket}"
+
+    def _bucket(self, bucket: int) -> np.ndarray:
+        """The bucket's postings in the order they were added (spilled ones first)."""
+        parts = self.pending[bucket]
+        if self.spilled[bucket]:
+            path = self._bucket_file(bucket)
+            parts.insert(0, np.fromfile(path, dtype=_POSTING))
+            path.unlink()
+        postings = np.concatenate(parts) if parts else np.zeros(0, dtype=_POSTING)
+        self.pending[bucket] = []
+        return postings
 
     def finish(self) -> None:
         row_type = np.min_scalar_type(max(self.rows - 1, 0))
@@ -108,11 +140,8 @@ class _Kind:
         }
         columns["indptr"].add(np.zeros(1, dtype=np.int64))
         done = 0
-        for bucket, handle in enumerate(self.buckets):
-            handle.close()
-            path = self.staging / f"{self.kind}.bucket{bucket}"
-            postings = np.fromfile(path, dtype=_POSTING)
-            path.unlink()
+        for bucket in range(BUCKETS):
+            postings = self._bucket(bucket)
             postings = postings[np.argsort(postings["term"], kind="stable")]
             terms, counts = np.unique(postings["term"], return_counts=True)
             columns["terms"].add(terms)
