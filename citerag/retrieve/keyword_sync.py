@@ -37,10 +37,12 @@ def sync_keywords(
     gone: Iterable[str] | None,
 ) -> None:
     """Index the `appeared` documents the keyword index lacks, and drop the `gone` ones (the
-    docstore no longer records them: its change record says so). With `gone` None, every
-    indexed document the docstore does not record at all is dropped, from one listing (a
-    pending one belongs to the ingest or delete under way)."""
-    indexed = keywords.doc_ids(collection)
+    docstore no longer records them: its change record says so; removing one the index lacks
+    does nothing, so the index is not listed for them). With `gone` None, every indexed
+    document the docstore does not record at all is dropped, from one listing (a pending one
+    belongs to the ingest or delete under way)."""
+    appeared = list(appeared)
+    indexed = keywords.doc_ids(collection) if appeared or gone is None else set()
     for doc_id in appeared:
         if doc_id not in indexed:
             log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])
@@ -50,5 +52,5 @@ def sync_keywords(
         if not known:
             return  # a docstore that knows nothing of the collection may be the wrong one
         gone = indexed - known
-    for doc_id in set(gone) & indexed:
+    for doc_id in gone:
         keywords.remove_document(collection, doc_id)
