@@ -37,17 +37,17 @@ def sync_keywords(
     gone: Iterable[str] | None,
 ) -> None:
     """Index the `appeared` documents the keyword index lacks, and drop the `gone` ones (the
-    docstore no longer records them: its change record says so). With `gone` None (a cold
-    open), every indexed document the docstore does not record at all is dropped, from one
-    listing (a pending one belongs to the ingest or delete under way)."""
+    docstore no longer records them: its change record says so; removing one the index lacks
+    does nothing, so the index is not asked about them). With `gone` None (a cold open), every
+    indexed document the docstore does not record at all is dropped, from one listing (a
+    pending one belongs to the ingest or delete under way)."""
     appeared = list(appeared)
-    gone = None if gone is None else set(gone)
     # A change asks the keyword index about its own documents only (on the Milvus backend a
     # whole listing reads every row of the keyword collection).
     if gone is None:
         indexed = keywords.doc_ids(collection)
     else:
-        indexed = keywords.doc_ids_among(collection, [*appeared, *gone])
+        indexed = keywords.doc_ids_among(collection, appeared) if appeared else set()
     for doc_id in appeared:
         if doc_id not in indexed:
             log.info("%s: indexing %s's keywords from the docstore", collection, doc_id[:16])
@@ -57,5 +57,5 @@ def sync_keywords(
         if not known:
             return  # a docstore that knows nothing of the collection may be the wrong one
         gone = indexed - known
-    for doc_id in set(gone) & indexed:
+    for doc_id in gone:
         keywords.remove_document(collection, doc_id)
