@@ -10,6 +10,7 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
+from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import InputError
 from citerag.retrieve.filters import page_filters, vector_filters
 from citerag.store.milvus_filters import matches_nothing, milvus_expression
@@ -73,6 +74,10 @@ def test_list_fields_become_array_tests_with_the_in_memory_meaning() -> None:
     assert milvus_expression(quoted) == (
         '(array_contains(entities, "say \\"hi\\"") or lists_cut == true)'
     )
+
+
+def test_every_list_field_enrichment_fills_has_a_column() -> None:
+    assert tuple(LIST_COLUMNS) == LIST_FIELDS
 
 
 def test_list_values_past_the_column_bounds_are_left_out_and_the_row_flagged() -> None:

@@ -2,8 +2,8 @@
 
 Three ways, chosen per question (measured in benchmarks/results/list_filters.md):
 - the matching chunk ids as `id in [...]`, up to the index's `id_list_limit` where that is the
-  faster way (Milvus Lite scans an array filter row by row: ~10x slower than an id list of
-  7,000 ids at 20k rows), and up to `MAX_PUSHED_IDS` in a collection made before the columns;
+  faster way (Milvus Lite scans an array filter row by row: 15-17x slower than an id list at
+  60k rows), and up to `MAX_PUSHED_IDS` in a collection made before the columns;
 - the filter itself (`array_contains*` on the list columns), at any size, where the collection
   has the columns: the top hits are then the best among all the matching chunks;
 - neither, for a collection made before the columns with more matches than `MAX_PUSHED_IDS`:

@@ -12,38 +12,39 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
+from pymilvus import MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import milvus_literal, search_expression
-from citerag.store.milvus_lists import CUT, LIST_COLUMNS, add_list_fields, list_entity, list_keys
+from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
 from citerag.store.milvus_rows import all_rows
+from citerag.store.milvus_schema import (
+    ID_BYTES,
+    SCALAR_FIELDS,
+    chunk_schema,
+    entity_of,
+    readable_field,
+    row_of,
+    truncate_utf8,
+)
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 5.0
 ROWS_PER_GET = 1000  # ids per `get` when reading rows back with their vectors
 
-# VARCHAR max_length counts UTF-8 bytes. Ids are content hashes plus a suffix: 128 is ample.
-ID_BYTES = 128
-SCALAR_FIELDS = {
-    "doc_id": 128,
-    "doc_name": 512,
-    "node_type": 32,
-    "section": 512,
-    "label": 64,
-    "preview": 512,
-}
 # Matching chunks up to which a list filter goes to the search as their ids
-# (benchmarks/results/list_filters.md): Milvus Lite scans array filters row by row in Python
-# (an id list of 7,000 ids was ~10x faster at 20k rows), so ids there; a server applies the
-# array filter itself about as fast, with a request that does not grow with the matches.
+# (benchmarks/results/list_filters.md, 60k rows): Milvus Lite scans an array filter row by
+# row in Python, 15-17x slower than an id list of 1,754 or 5,902 ids, so ids there; the 2.3.5
+# server applies the array filter faster than an id list (6-19 ms vs 48-90 ms).
 ID_LIST_LIMIT_LITE = 100_000
 ID_LIST_LIMIT_SERVER = 0
+__all__ = ["ID_BYTES", "SCALAR_FIELDS", "MilvusIndex", "milvus_collection_name", "truncate_utf8"]
+
 VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_CHARS = 200
 
@@ -62,14 +63,6 @@ def milvus_collection_name(collection: str) -> str:
         return f"c_{collection}"
     digest = hashlib.sha1(collection.encode("utf-8")).hexdigest()[:10]
     return f"c_{cleaned}_{digest}"
-
-
-def truncate_utf8(text: str, max_bytes: int) -> str:
-    """`text` cut to at most `max_bytes` UTF-8 bytes without splitting a character."""
-    encoded = text.encode("utf-8")
-    if len(encoded) <= max_bytes:
-        return text
-    return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
 class MilvusIndex:
@@ -145,7 +138,7 @@ class MilvusIndex:
                 self._check_dim(collection, name, dim)
                 self._load(name)
                 return
-            schema = _schema(dim)
+            schema = chunk_schema(dim)
             index_params = self._client.prepare_index_params()
             index_params.add_index(
                 field_name="vector",
@@ -206,13 +199,24 @@ class MilvusIndex:
         """Upsert `rows` (same id twice never duplicates) and make them searchable at once."""
         if not rows:
             return
-        self.ensure_collection(collection, int(np.asarray(rows[0].vector).shape[-1]))
+        dim = int(np.asarray(rows[0].vector).shape[-1])
         name = milvus_collection_name(collection)
-        with_lists = CUT in self._fields.get(name, frozenset())
-        data = [_entity(row, with_lists) for row in rows]
-        with self._lock:
-            self._client.upsert(name, data)
-            self.flush(name)
+        for attempt in (1, 2):
+            self.ensure_collection(collection, dim)
+            with_lists = CUT in self._fields.get(name, frozenset())
+            data = [entity_of(row, with_lists) for row in rows]
+            with self._lock:
+                try:
+                    self._client.upsert(name, data)
+                except MilvusException:
+                    if attempt == 2:
+                        raise
+                    # Another process may have rebuilt it in the other schema (`reindex`).
+                    self._fields.pop(name, None)
+                    self._loaded.discard(name)
+                    continue
+                self.flush(name)
+                return
 
     def flush(self, name: str) -> None:
         """Flush the Milvus collection `name` on Milvus Lite; nothing on a server."""
@@ -291,7 +295,7 @@ class MilvusIndex:
                 rows += self._client.get(
                     name, ids=ids[start : start + ROWS_PER_GET], output_fields=fields
                 )
-        return [_row(row) for row in rows]
+        return [row_of(row) for row in rows]
 
     def delete_document(self, collection: str, doc_id: str) -> None:
         self.remove_rows(milvus_collection_name(collection), doc_id)
@@ -343,7 +347,7 @@ class MilvusIndex:
                 self._client.describe_index(name, index_name)
                 for index_name in self._client.list_indexes(name)
             ]
-        fields = [_readable_field(f) for f in described["fields"]]
+        fields = [readable_field(f) for f in described["fields"]]
         return {"name": name, "fields": fields, "indexes": indexes, "rows": self.count(collection)}
 
     def sample(self, collection: str, limit: int = 5) -> list[dict[str, Any]]:
@@ -368,55 +372,3 @@ class MilvusIndex:
             self._client.close()
             if not self.is_server:
                 lite_users.release(self.uri)
-
-
-def _schema(dim: int) -> CollectionSchema:
-    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
-    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-    schema.add_field("doc_id", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_id"])
-    schema.add_field("doc_name", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_name"])
-    schema.add_field("page", DataType.INT64)
-    for field in ("node_type", "section", "label", "preview"):
-        schema.add_field(field, DataType.VARCHAR, max_length=SCALAR_FIELDS[field])
-    add_list_fields(schema)
-    return schema
-
-
-def _entity(row: VectorRow, with_lists: bool) -> dict[str, object]:
-    """The row as Milvus takes it; the list columns only where the collection has them."""
-    if len(row.chunk_id.encode("utf-8")) > ID_BYTES:
-        raise ValueError(f"chunk id {row.chunk_id!r} is longer than {ID_BYTES} bytes")
-    entity: dict[str, object] = {
-        "id": row.chunk_id,
-        "vector": np.asarray(row.vector, dtype=np.float32).tolist(),
-        "page": int(row.page),
-    }
-    for field, max_bytes in SCALAR_FIELDS.items():
-        entity[field] = truncate_utf8(str(getattr(row, field)), max_bytes)
-    if with_lists:
-        entity.update(list_entity(row.lists, row.lists_cut))
-    return entity
-
-
-def _row(entity: dict[str, Any]) -> VectorRow:
-    return VectorRow(
-        chunk_id=str(entity["id"]),
-        vector=np.asarray(entity["vector"], dtype=np.float32),
-        page=int(entity["page"]),
-        **{field: str(entity[field]) for field in SCALAR_FIELDS},
-        lists={name: [str(v) for v in entity[name]] for name in LIST_COLUMNS if name in entity},
-        lists_cut=bool(entity.get(CUT, False)),
-    )
-
-
-def _readable_field(field: dict[str, Any]) -> dict[str, Any]:
-    kind = field["type"]
-    type_name = getattr(kind, "name", None) or DataType(int(kind)).name
-    params = field.get("params") or {}
-    shown = type_name
-    if "max_length" in params:
-        shown = f"{type_name}({params['max_length']})"
-    elif "dim" in params:
-        shown = f"{type_name}(dim={params['dim']})"
-    return {"name": field["name"], "type": shown, "primary": bool(field.get("is_primary"))}

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 from pymilvus import CollectionSchema, DataType
 
-from citerag.enrich.fields import DATES, ENTITIES, LABELS, MONEY, PERCENTS, TOPICS, YEARS
 from citerag.errors import InputError
 
 
@@ -31,16 +30,17 @@ class ListColumn:
     max_bytes: int  # UTF-8 bytes per value
 
 
-# Sized from what enrichment writes: years/decades are 4-5 characters, dates and amounts as
-# written ("March 3, 2019", "$4.5 billion"), entity names and "attribute=value" topics longer.
+# Enrichment's LIST_FIELDS by name (the store layer does not import enrich; a test keeps the
+# two the same), sized from what it writes: years/decades are 4-5 characters, dates and amounts
+# as written ("March 3, 2019", "$4.5 billion"), entity names and "attribute=value" topics longer.
 LIST_COLUMNS: dict[str, ListColumn] = {
-    YEARS: ListColumn(64, 16),
-    DATES: ListColumn(32, 64),
-    MONEY: ListColumn(64, 64),
-    PERCENTS: ListColumn(64, 32),
-    LABELS: ListColumn(16, 64),
-    ENTITIES: ListColumn(64, 128),
-    TOPICS: ListColumn(32, 128),
+    "years": ListColumn(64, 16),
+    "dates": ListColumn(32, 64),
+    "money": ListColumn(64, 64),
+    "percents": ListColumn(64, 32),
+    "labels": ListColumn(16, 64),
+    "entities": ListColumn(64, 128),
+    "topics": ListColumn(32, 128),
 }
 CUT = "lists_cut"  # True when some value of the row's lists was left out of its columns
 _ALL = frozenset({FilterOperator.EQ, FilterOperator.CONTAINS, FilterOperator.ALL})

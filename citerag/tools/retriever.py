@@ -66,7 +66,10 @@ class ListFilteredRetriever(HybridRetriever):
         held = [self._filters]
         held += [self._hard_filters] if self.matched.get("hard") else []
         held += [self._vector_filters] if self.matched.get("vector") else []
-        return list_scope(self._vectors, self._state.name, wanted, all_of(held))
+        scope = list_scope(self._vectors, self._state.name, wanted, all_of(held))
+        if scope.ids is None and scope.filters is None and len(wanted) <= MAX_PUSHED_IDS:
+            return VectorScope(wanted, sorted(wanted))  # filters the search cannot apply
+        return scope
 
     def _matching(
         self, filters: MetadataFilters | None, allowed: set[str] | None, kind: str
