@@ -2,12 +2,12 @@
 
 The Microsoft and Netflix 10-Ks are ingested into one collection of a fresh storage folder per
 encoding (SENTENCE_VECTOR_ENCODING: float16, int8; float32 would hold twice float16's vector
-bytes), through the project's engine with
-its default settings otherwise. Then, engine closed (SQLite's write-ahead log checkpointed into
-the file), the bytes on disk of the SQLite docstore, the Milvus Lite files and the keyword files
-are divided by the chunks. Last, in the final folder, the Netflix 10-K is deleted and the
-docstore's file measured again: SQLite reuses the freed pages for later writes but does not give
-them back to the file system without VACUUM, which the project does not run.
+bytes), through the project's engine with its default settings otherwise. Then, engine closed
+(SQLite's write-ahead log checkpointed into the file), the bytes on disk of the SQLite docstore,
+the Milvus Lite files and the keyword files are divided by the chunks. Last, in the final
+folder, the Netflix 10-K is deleted and the docstore's file measured again: SQLite reuses the
+freed pages for later writes but does not give them back to the file system without VACUUM,
+which the project does not run.
 
 Run: .venv/bin/python -m benchmarks.vector_storage
 """
