@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 import config
@@ -102,7 +103,7 @@ def report(rows: dict[str, dict[str, float]], deleted: tuple[int, int, int]) -> 
     lines = [
         "# Storage per chunk by sentence-vector encoding",
         "",
-        f"Machine: {describe_machine()}",
+        f"{describe_machine()} Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "",
         "Reproduce: `python -m benchmarks.vector_storage`. The Microsoft and Netflix 10-Ks in "
         f"one collection ({int(first['chunks'])} chunks, {int(first['vectors'])} sentence and "
