@@ -1,12 +1,13 @@
 """Storage per chunk in the embedded deployment, per sentence-vector encoding.
 
 The Microsoft and Netflix 10-Ks are ingested into one collection of a fresh storage folder per
-encoding (SENTENCE_VECTOR_ENCODING: float32, float16, int8), through the project's engine with
-its default settings otherwise. Then, engine closed (SQLite's write-ahead log checkpointed into
-the file), the bytes on disk of the SQLite docstore, the Milvus Lite files and the keyword files
-are divided by the chunks. Last, in the final folder, the Netflix 10-K is deleted and the
-docstore's file measured again: SQLite reuses the freed pages for later writes but does not give
-them back to the file system without VACUUM, which the project does not run.
+encoding (SENTENCE_VECTOR_ENCODING: float16, int8; float32 would hold twice float16's vector
+bytes), through the project's engine with its default settings otherwise. Then, engine closed
+(SQLite's write-ahead log checkpointed into the file), the bytes on disk of the SQLite docstore,
+the Milvus Lite files and the keyword files are divided by the chunks. Last, in the final
+folder, the Netflix 10-K is deleted and the docstore's file measured again: SQLite reuses the
+freed pages for later writes but does not give them back to the file system without VACUUM,
+which the project does not run.
 
 Run: .venv/bin/python -m benchmarks.vector_storage
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 import config
@@ -26,7 +28,7 @@ from citerag.settings.choices import SentenceVectorEncoding
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "finance"
 PDFS = [SHARED / "MICROSOFT_2021_10K.pdf", SHARED / "NETFLIX_2020_10K.pdf"]
-ENCODINGS: tuple[SentenceVectorEncoding, ...] = ("float32", "float16", "int8")
+ENCODINGS: tuple[SentenceVectorEncoding, ...] = ("float16", "int8")
 COLLECTION = "finance"
 
 
@@ -101,7 +103,7 @@ def report(rows: dict[str, dict[str, float]], deleted: tuple[int, int, int]) -> 
     lines = [
         "# Storage per chunk by sentence-vector encoding",
         "",
-        f"Machine: {describe_machine()}",
+        f"{describe_machine()} Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "",
         "Reproduce: `python -m benchmarks.vector_storage`. The Microsoft and Netflix 10-Ks in "
         f"one collection ({int(first['chunks'])} chunks, {int(first['vectors'])} sentence and "
