@@ -45,7 +45,7 @@ from citerag.store.base import Stores
 from citerag.types import DocumentRecord
 
 # Ids, geometry and bookkeeping: copied as they are.
-KEPT_KEYS = (DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, PAGE)
+KEPT_KEYS: tuple[str, ...] = (DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, PAGE)
 KEPT_KEYS += (OCR_CONFIDENCE, ENRICHED_BY)
 BATCH_CHUNKS = 5000  # chunks per batch of store writes
 NAME_FIELDS = ("organisation", "authors", "ticker")  # the card fields that are names

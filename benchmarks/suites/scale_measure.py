@@ -89,7 +89,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     result["after_open"] = memory_mb()
     result["chunks"] = engine.vectors.count(args.collection)
     places = engine_retrieve(engine, args.collection)
-    spent, scored = [], {}
+    spent: list[float] = []
+    scored: dict[str, list[dict[int, int]]] = {}
     for set_name, question in asked:
         ms, found = timed(places, question["question"])
         spent.append(ms)
