@@ -72,7 +72,11 @@ class Engine:
         self._ingestor = Ingestor(settings, self.stores, self.embedder, enricher)
         repairer = SplitBrainRepairer(settings, self.stores, self._ingestor.steps)
         self._states = CollectionStates(
-            self.docstore, self.keywords, settings.retrieval.vocabulary, self.check_collection
+            self.docstore,
+            self.keywords,
+            settings.retrieval.vocabulary,
+            self.check_collection,
+            self.vectors.note_change,
         )
         self._repairs = RepairOnce(repairer, on_repaired=self._states.forget)
         self._models = ModelCheck(self.docstore, self.embedder)

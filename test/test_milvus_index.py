@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
 from citerag.store.base import VectorQuery
 from citerag.store.factory import open_vector_index
+from citerag.store.milvus_freshness import Freshness
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
 from citerag.testing.vector_index import DIM, VectorIndexContract, rows_for, unit_vectors
 
@@ -213,3 +215,63 @@ def test_a_server_searches_while_a_write_holds_the_lock_and_lite_waits(index: Mi
     searching.join(timeout=30)
     assert finished_under_the_lock == index.is_server
     assert found and found[0][0][0][0] == "d1-c5"
+
+
+def test_server_searches_are_strong_just_after_a_change_and_bounded_after(
+    index: MilvusIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    levels: list[object] = []
+    search = index._client.search
+
+    def recording(*args: object, **kwargs: object) -> object:
+        levels.append(kwargs.get("consistency_level"))
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(index._client, "search", recording)
+    monkeypatch.setattr(index, "_freshness", Freshness(window_s=0.5))
+    vectors = unit_vectors(4, seed=8)
+    index.insert("main", rows_for("d1", vectors))
+    query = VectorQuery(vectors[[1]], top_k=1)
+    index.search("main", query)
+    time.sleep(0.6)
+    index.search("main", query)
+    index.note_change("main")  # another process's write, reported by the change record
+    index.search("main", query)
+    if index.is_server:
+        assert levels == ["Strong", "Bounded", "Strong"]
+    else:  # Milvus Lite has applied every write before the next call: no level to ask
+        assert levels == [None, None, None]
+
+
+def test_a_write_through_another_client_is_found_by_the_first_search_after_its_change(
+    index: MilvusIndex,
+) -> None:
+    if not index.is_server:
+        pytest.skip("Milvus Lite opens in one process at a time")
+    index._freshness = Freshness(window_s=5.0)
+    vectors = unit_vectors(6, seed=9)
+    index.insert("main", rows_for("d1", vectors[:3]))
+    index.search("main", VectorQuery(vectors[[0]], top_k=1))
+    writer = MilvusIndex(index.uri)
+    try:
+        writer.insert("main", rows_for("d2", vectors[3:]))
+    finally:
+        writer.close()
+    index.note_change("main")
+    hits = index.search("main", VectorQuery(vectors[[4]], top_k=1))
+    assert hits[0][0][0] == "d2-c1"
+
+
+def test_the_freshness_window_starts_at_a_change_or_the_first_search() -> None:
+    clock = iter([0.0, 0.0, 4.9, 5.1, 10.0, 10.0, 14.0, 16.0])
+    freshness = Freshness(window_s=5.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("citerag.store.milvus_freshness.time.monotonic", lambda: next(clock))
+        assert freshness.level("c") == "Strong"  # first seen at 0: what was loaded may be new
+        assert freshness.level("c") == "Strong"
+        assert freshness.level("c") == "Strong"  # 4.9 s
+        assert freshness.level("c") == "Bounded"  # 5.1 s
+        freshness.changed("c")  # at 10
+        assert freshness.level("c") == "Strong"  # 10
+        assert freshness.level("c") == "Strong"  # 14
+        assert freshness.level("c") == "Bounded"  # 16

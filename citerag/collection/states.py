@@ -14,7 +14,8 @@ from citerag.store.keywords import KeywordIndex
 class CollectionStates:
     """The latest state of each collection asked, one lock per collection so that a slow load
     of one never holds up questions to another. `before_load(collection)` runs first (the
-    split-brain check)."""
+    split-brain check); `on_change(collection)` is told when a state was loaded or changed
+    (the vector index then makes its searches see the newest writes)."""
 
     def __init__(
         self,
@@ -22,11 +23,13 @@ class CollectionStates:
         keywords: KeywordIndex,
         vocabulary: DomainVocabulary,
         before_load: Callable[[str], object],
+        on_change: Callable[[str], object] = lambda collection: None,
     ) -> None:
         self._docstore = docstore
         self._keywords = keywords
         self._vocabulary = vocabulary
         self._before_load = before_load
+        self._on_change = on_change
         self._states: dict[str, CollectionState] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()  # guards the two dicts, never held while loading
@@ -43,6 +46,8 @@ class CollectionStates:
             fresh = refresh_state(
                 state, self._docstore, self._keywords, collection, self._vocabulary
             )
+            if fresh is not state:
+                self._on_change(collection)
             with self._lock:
                 self._states[collection] = fresh
             return fresh

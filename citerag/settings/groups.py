@@ -121,6 +121,9 @@ class StorageSettings(SettingsGroup):
     storage_dir: Path = env(Path("storage"), "RAG_STORAGE_DIR")
     milvus_uri: str = env("", "MILVUS_URI")  # "http://localhost:19530"; "": Milvus Lite
     milvus_token: str = env("", "MILVUS_TOKEN")
+    # Seconds after a change a Milvus server's searches stay Strong (they are Bounded after:
+    # ~200 ms less a search on Milvus 2.3); at least the server's common.gracefulTime.
+    milvus_strong_window_s: float = env(5.0, "RAG_MILVUS_STRONG_SECONDS")
     mongodb_uri: str = env("", "MONGODB_URI")  # "mongodb://localhost:27017"; "": SQLite
     mongodb_database: str = env("citerag", "MONGODB_DATABASE")
     # "bm25-files" (the project's BM25 in files under storage_dir), "milvus" (its BM25
@@ -140,6 +143,11 @@ class StorageSettings(SettingsGroup):
     }
 
     def model_post_init(self, context: object, /) -> None:
+        if self.milvus_strong_window_s < 0:
+            raise ConfigError(
+                f"milvus_strong_window_s is {self.milvus_strong_window_s}; set it to 0 or more "
+                "seconds (Milvus's common.gracefulTime or more)."
+            )
         if self.keyword_cache_mib < 0:
             raise ConfigError(
                 f"keyword_cache_mib is {self.keyword_cache_mib}; set it to 0 or more (MiB)."

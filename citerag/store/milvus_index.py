@@ -19,6 +19,7 @@ from citerag.settings import MilvusScheme
 from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import milvus_literal, search_expression
+from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
 from citerag.store.milvus_rows import all_rows
@@ -73,9 +74,12 @@ class MilvusIndex:
     client serves calls from many threads, so questions answered on several threads search
     at once); Milvus Lite's single local process is driven as the one lock serialises it."""
 
-    def __init__(self, uri: str, token: str = "") -> None:
+    def __init__(
+        self, uri: str, token: str = "", strong_window_s: float = DEFAULT_WINDOW_S
+    ) -> None:
         self.uri = uri
         self.is_server = MilvusScheme.of(uri).is_server
+        self._freshness = Freshness(strong_window_s)
         self._lock = threading.RLock()
         self._read_lock: AbstractContextManager[object] = (
             nullcontext() if self.is_server else self._lock
@@ -218,8 +222,15 @@ class MilvusIndex:
                 self.flush(name)
                 return
 
+    def note_change(self, collection: str) -> None:
+        """The collection changed (here or through another process): searches on a server are
+        Strong for a while (`milvus_freshness`)."""
+        self._freshness.changed(milvus_collection_name(collection))
+
     def flush(self, name: str) -> None:
-        """Flush the Milvus collection `name` on Milvus Lite; nothing on a server."""
+        """Flush the Milvus collection `name` on Milvus Lite (nothing on a server) after a
+        write; a server's searches are Strong for a while after it."""
+        self._freshness.changed(name)
         # Strong consistency already shows new rows to search. On Milvus Lite unflushed rows sit
         # in a growing segment that is scanned slowly (~200 ms vs ~20 ms at 5k rows; BM25
         # statistics are rebuilt on every search) and a flush costs ~40 ms per 250 rows; a server
@@ -260,6 +271,7 @@ class MilvusIndex:
                     limit=query.top_k,
                     filter=expression,
                     output_fields=["id"],
+                    **self._consistency(name),
                 )
             except MilvusException:
                 if self._client.has_collection(name):
@@ -267,6 +279,10 @@ class MilvusIndex:
                 self._loaded.discard(name)
                 return empty
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
+
+    def _consistency(self, name: str) -> dict[str, str]:
+        # Milvus Lite applies every write before the next call: it takes no level.
+        return {"consistency_level": self._freshness.level(name)} if self.is_server else {}
 
     def count(self, collection: str, doc_id: str | None = None) -> int:
         name = milvus_collection_name(collection)
@@ -364,6 +380,7 @@ class MilvusIndex:
     def drop_collection(self, collection: str) -> None:
         with self._lock:
             self._client.drop_collection(milvus_collection_name(collection))
+            self._freshness.changed(milvus_collection_name(collection))
             self._loaded.discard(milvus_collection_name(collection))
             self._fields.pop(milvus_collection_name(collection), None)
 
