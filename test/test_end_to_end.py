@@ -171,7 +171,17 @@ def test_inspect_shows_schema_rows_per_document_and_sample_rows(
         "section",
         "label",
         "preview",
+        # the enrichment lists a filter can name, searched inside Milvus
+        "years",
+        "dates",
+        "money",
+        "percents",
+        "labels",
+        "entities",
+        "topics",
+        "lists_cut",
     }
+    assert types["years"].startswith("ARRAY")
     [doc] = data["documents"]
     assert doc["name"] == paul_graham.name and doc["health"] == "ok"
     assert doc["rowsInMilvus"] == doc["chunksInDocstore"] == data["rows"] > 0
