@@ -122,19 +122,13 @@ def long_sentence_pdf(path: Path, chars: int = 1_000_000) -> Path:
 def make_old_schema_collection(client: object, collection: str, dim: int) -> None:
     """The Milvus chunk collection as citerag made it before the list-field columns (id,
     vector and the scalar fields only), so tests can check such stores keep answering."""
-    from pymilvus import DataType, MilvusClient
+    from pymilvus import MilvusClient
 
-    from citerag.store.milvus_index import ID_BYTES, SCALAR_FIELDS, milvus_collection_name
+    from citerag.store.milvus_index import milvus_collection_name
+    from citerag.store.milvus_schema import chunk_schema
 
     assert isinstance(client, MilvusClient)
-    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
-    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-    schema.add_field("doc_id", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_id"])
-    schema.add_field("doc_name", DataType.VARCHAR, max_length=SCALAR_FIELDS["doc_name"])
-    schema.add_field("page", DataType.INT64)
-    for field in ("node_type", "section", "label", "preview"):
-        schema.add_field(field, DataType.VARCHAR, max_length=SCALAR_FIELDS[field])
+    schema = chunk_schema(dim, with_lists=False)
     params = client.prepare_index_params()
     params.add_index(field_name="vector", index_type="FLAT", metric_type="COSINE")
     client.create_collection(

@@ -108,16 +108,22 @@ def _copied_nodes(nodes: Sequence[TextNode], doc_id: str, name: str) -> list[Tex
     for node in nodes:
         clone = node.model_copy(deep=True)
         clone.id_ = ids[node.node_id]
-        clone.metadata[DOC_ID] = doc_id
-        clone.metadata[DOC_NAME] = name
-        clone.relationships = {
-            relation: RelatedNodeInfo(node_id=ids.get(info.node_id, doc_id))
-            for relation, info in node.relationships.items()
-            if isinstance(info, RelatedNodeInfo)
-        }
-        clone.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc_id)
-        copied.append(clone)
+        copied.append(relinked(clone, ids, doc_id, name))
     return copied
+
+
+def relinked(clone: TextNode, ids: dict[str, str], doc_id: str, name: str) -> TextNode:
+    """`clone` made a chunk of document `doc_id` (named `name`): its neighbours are the copies'
+    (`ids`: source node id -> copy's) and its source the new document."""
+    clone.metadata[DOC_ID] = doc_id
+    clone.metadata[DOC_NAME] = name
+    clone.relationships = {
+        relation: RelatedNodeInfo(node_id=ids.get(info.node_id, doc_id))
+        for relation, info in clone.relationships.items()
+        if isinstance(info, RelatedNodeInfo)
+    }
+    clone.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc_id)
+    return clone
 
 
 def _row(node: TextNode, vector: np.ndarray) -> VectorRow:

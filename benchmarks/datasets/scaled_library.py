@@ -20,8 +20,9 @@ from pathlib import PurePath
 from typing import Any
 
 import numpy as np
-from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import TextNode
 
+from benchmarks.datasets.big_collection import relinked
 from benchmarks.datasets.realistic_copies import CopyPlan, perturbed, renamable_words
 from citerag.embed.collection_model import RECORD_KEY
 from citerag.enrich.fields import ENRICHED_BY, ENTITIES
@@ -31,7 +32,6 @@ from citerag.nodes import (
     BOXES,
     CHUNK_INDEX,
     DOC_ID,
-    DOC_NAME,
     HIGHLIGHTS,
     OCR_CONFIDENCE,
     PAGE,
@@ -150,15 +150,7 @@ def _copied_node(
     clone.id_ = ids[node.node_id]
     clone.text = plan.text(node.text)
     clone.metadata = plan.metadata(node.metadata, KEPT_KEYS)
-    clone.metadata[DOC_ID] = doc_id
-    clone.metadata[DOC_NAME] = name
-    clone.relationships = {
-        relation: RelatedNodeInfo(node_id=ids.get(info.node_id, doc_id))
-        for relation, info in node.relationships.items()
-        if isinstance(info, RelatedNodeInfo)
-    }
-    clone.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc_id)
-    return clone
+    return relinked(clone, ids, doc_id, name)
 
 
 def copy_name(name: str, plan: CopyPlan, used: set[str]) -> str:

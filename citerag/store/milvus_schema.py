@@ -35,7 +35,9 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
-def chunk_schema(dim: int) -> CollectionSchema:
+def chunk_schema(dim: int, with_lists: bool = True) -> CollectionSchema:
+    """The chunk collection's columns; `with_lists` False gives a collection as made before the
+    enrichment-list columns (what tests of such stores build)."""
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
@@ -44,7 +46,8 @@ def chunk_schema(dim: int) -> CollectionSchema:
     schema.add_field("page", DataType.INT64)
     for field in ("node_type", "section", "label", "preview"):
         schema.add_field(field, DataType.VARCHAR, max_length=SCALAR_FIELDS[field])
-    add_list_fields(schema)
+    if with_lists:
+        add_list_fields(schema)
     return schema
 
 
