@@ -237,31 +237,31 @@ class SQLiteDocStore:
         )
         return [_record(row) for row in rows]
 
-    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[TextNode]:
-        found: dict[str, TextNode] = {}
-        for batch in _batches(list(dict.fromkeys(chunk_ids))):
+    def _read_among(
+        self, select: str, key: str, collection: str, ids: Sequence[str]
+    ) -> Iterator[tuple[Any, ...]]:
+        """`select` (its WHERE to be completed) for the rows of `collection` whose `key` is one
+        of `ids`, in batches under SQLite's variable limit."""
+        for batch in _batches(list(dict.fromkeys(ids))):
             marks = ", ".join("?" * len(batch))
-            rows = self._read(
-                f"SELECT id, data FROM chunks WHERE collection = ? AND id IN ({marks})",
-                (collection, *batch),
-            )
-            found.update((row[0], from_record(json.loads(row[1]))) for row in rows)
+            sql = f"{select} WHERE collection = ? AND {key} IN ({marks})"
+            yield from self._read(sql, (collection, *batch))
+
+    def get_chunks(self, collection: str, chunk_ids: Sequence[str]) -> list[TextNode]:
+        rows = self._read_among("SELECT id, data FROM chunks", "id", collection, chunk_ids)
+        found = {chunk_id: from_record(json.loads(data)) for chunk_id, data in rows}
         return [found[i] for i in chunk_ids if i in found]
 
     def get_sentence_vectors(
         self, collection: str, chunk_ids: Sequence[str]
     ) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for batch in _batches(list(dict.fromkeys(chunk_ids))):
-            marks = ", ".join("?" * len(batch))
-            rows = self._read(
-                "SELECT chunk_id, row_count, dim, vectors, encoding FROM sentence_vectors"
-                f" WHERE collection = ? AND chunk_id IN ({marks})",
-                (collection, *batch),
+        select = "SELECT chunk_id, row_count, dim, vectors, encoding FROM sentence_vectors"
+        return {
+            chunk_id: decode_vectors(blob, row_count, dim, checked_encoding(encoding))
+            for chunk_id, row_count, dim, blob, encoding in self._read_among(
+                select, "chunk_id", collection, chunk_ids
             )
-            for chunk_id, row_count, dim, blob, encoding in rows:
-                found[chunk_id] = decode_vectors(blob, row_count, dim, checked_encoding(encoding))
-        return found
+        }
 
     def chunks_of(self, collection: str, doc_id: str) -> list[TextNode]:
         rows = self._read(
@@ -362,18 +362,13 @@ class SQLiteDocStore:
     def get_cards(
         self, collection: str, doc_ids: Sequence[str] | None = None
     ) -> dict[str, JSONObject]:
-        if doc_ids is None:
-            rows = self._read("SELECT doc_id, data FROM cards WHERE collection = ?", (collection,))
-            return {doc_id: json.loads(data) for doc_id, data in rows}
-        found: dict[str, JSONObject] = {}
-        for batch in _batches(list(dict.fromkeys(doc_ids))):
-            marks = ", ".join("?" * len(batch))
-            rows = self._read(
-                f"SELECT doc_id, data FROM cards WHERE collection = ? AND doc_id IN ({marks})",
-                (collection, *batch),
-            )
-            found.update((doc_id, json.loads(data)) for doc_id, data in rows)
-        return found
+        select = "SELECT doc_id, data FROM cards"
+        rows = (
+            self._read(f"{select} WHERE collection = ?", (collection,))
+            if doc_ids is None
+            else self._read_among(select, "doc_id", collection, doc_ids)
+        )
+        return {doc_id: json.loads(data) for doc_id, data in rows}
 
     def generation(self, collection: str) -> int:
         rows = self._read(
