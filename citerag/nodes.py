@@ -8,7 +8,7 @@ and unit. Keys that are noise for an embedding or an LLM are excluded from their
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import (
@@ -36,6 +36,16 @@ PAGE_LABEL = "page_label"  # the number printed on the page, where the document 
 OCR_CONFIDENCE = "ocr_confidence"  # read by OCR: its words' mean confidence (0-100)
 # A section-tree source (tree mode): its node id, summary and first and last pages.
 TREE_SECTION = "tree_section"
+# The enrichment lists (`citerag.enrich.fields`), named here so the docstore, below enrichment,
+# keeps their values in its value table.
+YEARS = "years"
+DATES = "dates"
+MONEY = "money"
+PERCENTS = "percents"
+LABELS = "labels"  # "figure:1", "table:2", "equation:3": what the chunk defines (captions)
+ENTITIES = "entities"  # named entities as written ("Paul Graham", "Viaweb")
+TOPICS = "topics"  # LangExtract attributes as "attribute=value"
+LIST_FIELDS = (YEARS, DATES, MONEY, PERCENTS, LABELS, ENTITIES, TOPICS)
 
 _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL, ROUTED_BY]
 # Set only on the chunks that have them, and never read by an embedder or an LLM, so that a
@@ -43,6 +53,20 @@ _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, L
 _ONLY_WHERE_KNOWN = [PAGE_LABEL, OCR_CONFIDENCE]
 EXCLUDED_FROM_EMBED = [*_BOOKKEEPING, DOC_NAME, PAGE]
 EXCLUDED_FROM_LLM = list(_BOOKKEEPING)
+
+
+def fold(value: object) -> str:
+    """A list value as filters and the docstore's value table match it: case-blind."""
+    return str(value).casefold()
+
+
+def folded_values(metadata: Mapping[str, object]) -> Iterator[tuple[str, str]]:
+    """(list field, folded value) for each distinct value of the chunk's enrichment lists."""
+    for key in LIST_FIELDS:
+        held = metadata.get(key)
+        if isinstance(held, list | tuple):
+            for value in dict.fromkeys(fold(v) for v in held):
+                yield key, value
 
 
 class NodeHighlight(TypedDict):

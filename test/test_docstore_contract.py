@@ -22,6 +22,7 @@ from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import DocStore
 from citerag.store.factory import open_docstore
 from citerag.store.mongo_docstore import MongoDocStore
+from citerag.store.mongo_values import VALUES
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.store.vector_codec import DEFAULT_ENCODING
 from citerag.testing.docstore import DocStoreContract, JournalContract, ingest
@@ -74,6 +75,21 @@ class TestSQLiteDocStore(DocStoreContract, JournalContract):
                 ],
             )
 
+    def as_written_before(self, docstore: DocStore) -> DocStore:
+        assert isinstance(docstore, SQLiteDocStore)
+        ((_, _, path),) = docstore._read("PRAGMA database_list")
+        docstore._conn.execute("DROP TABLE chunk_values")
+        older = SQLiteDocStore(Path(path))
+        self.opened.append(older)
+        return older
+
+    @pytest.fixture(autouse=True)
+    def _closed_after(self) -> Iterator[None]:
+        self.opened: list[DocStore] = []
+        yield
+        for store in self.opened:
+            store.close()
+
     def stored_vector_bytes(self, docstore: DocStore, collection: str) -> int:
         assert isinstance(docstore, SQLiteDocStore)
         rows = docstore._read(
@@ -90,9 +106,19 @@ class TestMongoDocStore(DocStoreContract, JournalContract):
     @pytest.fixture
     def docstore(self, mongo_wire_uri: str) -> Iterator[MongoDocStore]:
         store = MongoDocStore(mongo_wire_uri, self.database)
+        self.uri, self.opened = mongo_wire_uri, []
         yield store
         store.drop_database()
         store.close()
+        for other in self.opened:
+            other.close()
+
+    def as_written_before(self, docstore: DocStore) -> DocStore:
+        assert isinstance(docstore, MongoDocStore)
+        docstore._chunks.update_many({}, {"$unset": {VALUES: ""}})
+        assert docstore.chunks_carrying("main", "years", ["2019"]) == {}
+        self.opened.append(MongoDocStore(self.uri, self.database))
+        return self.opened[-1]
 
     @pytest.fixture
     def open_again(self, mongo_wire_uri: str) -> Iterator[Callable[[int], MongoDocStore]]:

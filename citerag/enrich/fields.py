@@ -9,17 +9,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-YEARS = "years"
-DATES = "dates"
-MONEY = "money"
-PERCENTS = "percents"
-LABELS = "labels"  # "figure:1", "table:2", "equation:3": what the chunk defines (captions)
-ENTITIES = "entities"  # named entities as written ("Paul Graham", "Viaweb")
-TOPICS = "topics"  # LangExtract attributes as "attribute=value"
-ENRICHED_BY = "enriched_by"  # "rules", "gliner", "rules+langextract", ...
+from citerag.nodes import DATES, ENTITIES, LABELS, LIST_FIELDS, MONEY, PERCENTS, TOPICS, YEARS
 
-LIST_FIELDS = (YEARS, DATES, MONEY, PERCENTS, LABELS, ENTITIES, TOPICS)
+ENRICHED_BY = "enriched_by"  # "rules", "gliner", "rules+langextract", ...
 ALL_KEYS = (*LIST_FIELDS, ENRICHED_BY)
+
+__all__ = [
+    "ALL_KEYS",
+    "DATES",
+    "ENRICHED_BY",
+    "ENTITIES",
+    "LABELS",
+    "LIST_FIELDS",
+    "MONEY",
+    "PERCENTS",
+    "TOPICS",
+    "YEARS",
+    "FieldExtractor",
+    "Fields",
+]
 
 Fields = dict[str, list[str]]  # field name -> values, each once, in the order found
 

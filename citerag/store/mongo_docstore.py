@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,13 +18,20 @@ from citerag.settings import shown_uri
 from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import ChunkMetadata
 from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet, change_set, reaches
+from citerag.store.mongo_values import (
+    VALUES,
+    index_and_backfill,
+    projected,
+    read_carriers,
+    values_field,
+)
 from citerag.store.vector_codec import (
     DEFAULT_ENCODING,
     checked_encoding,
     decode_vectors,
     encode_vectors,
 )
-from citerag.types import DocumentRecord, JSONObject, JSONValue, json_int
+from citerag.types import DocumentRecord, JSONObject, json_int
 
 SERVER_SELECTION_TIMEOUT_MS = 3000
 # Writers racing for the same generation: each lost race means another writer's entry landed.
@@ -106,6 +113,7 @@ class MongoDocStore:
             keyed_by_doc.create_index(
                 [("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True
             )
+        index_and_backfill(self._chunks)
 
     def _journal(self, collection: str, doc_id: str, kind: ChangeKind) -> None:
         for _ in range(CLAIM_TRIES):
@@ -159,7 +167,7 @@ class MongoDocStore:
         writes = [
             ReplaceOne(
                 {"collection": collection, "id": c.node_id},
-                {**to_record(c), "collection": collection},
+                {**to_record(c), "collection": collection, VALUES: values_field(c.metadata)},
                 upsert=True,
             )
             for c in chunks
@@ -260,11 +268,16 @@ class MongoDocStore:
         )
         found = []
         for data in cursor:
-            values = {k: _projected(data, f"node.metadata.{k}") for k in keys}
+            values = {k: projected(data, f"node.metadata.{k}") for k in keys}
             metadata = {k: v for k, v in values.items() if v is not None}
-            start = json_int(_projected(data, "node.start_char_idx") or 0)
+            start = json_int(projected(data, "node.start_char_idx") or 0)
             found.append(ChunkMetadata(data["id"], start, metadata))
         return found
+
+    def chunks_carrying(
+        self, collection: str, field: str, values: Sequence[str], partial: bool = False
+    ) -> dict[str, set[str]]:
+        return read_carriers(self._chunks, collection, field, values, partial)
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))
@@ -323,19 +336,6 @@ class MongoDocStore:
 
     def close(self) -> None:
         self._client.close()
-
-
-def _projected(data: Mapping[str, JSONValue], path: str) -> JSONValue:
-    """A projected field: nested as MongoDB returns it, or under its dotted name as nx-27017
-    does."""
-    if path in data:
-        return data[path]
-    value: JSONValue = data
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _record(data: dict[str, Any]) -> DocumentRecord:

@@ -24,13 +24,10 @@ from citerag.nodes import (
 from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import ChunkMetadata
 from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet
-from citerag.store.sqlite_journal import (
-    DOCUMENT_COLUMNS,
-    JOURNAL_SCHEMA,
-    journal,
-    read_changes,
-)
+from citerag.store.sqlite_journal import DOCUMENT_COLUMNS, journal, read_changes
 from citerag.store.sqlite_journal import document_record as _record
+from citerag.store.sqlite_schema import open_schema
+from citerag.store.sqlite_values import read_carriers, replace_values, value_rows
 from citerag.store.vector_codec import (
     DEFAULT_ENCODING,
     checked_encoding,
@@ -38,52 +35,6 @@ from citerag.store.vector_codec import (
     encode_vectors,
 )
 from citerag.types import DocumentRecord, JSONObject
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    pages INTEGER NOT NULL,
-    parser TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('pending', 'ready')),
-    created_at REAL NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (collection, doc_id)
-);
-CREATE INDEX IF NOT EXISTS documents_by_name ON documents (collection, name);
-CREATE TABLE IF NOT EXISTS chunks (
-    collection TEXT NOT NULL,
-    id TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    page INTEGER NOT NULL,
-    chunk_index INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (collection, id)
-);
-CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (collection, doc_id, chunk_index);
-CREATE TABLE IF NOT EXISTS sentence_vectors (
-    collection TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    row_count INTEGER NOT NULL,
-    dim INTEGER NOT NULL,
-    vectors BLOB NOT NULL,
-    encoding TEXT NOT NULL DEFAULT 'float16',
-    PRIMARY KEY (collection, chunk_id)
-);
-CREATE TABLE IF NOT EXISTS cards (
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (collection, doc_id)
-);
-CREATE TABLE IF NOT EXISTS trees (
-    collection TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (collection, doc_id)
-);
-"""
 
 # Stays below SQLite's bound-parameter limit on old builds (999) with room for the collection.
 ID_BATCH = 500
@@ -108,29 +59,8 @@ class SQLiteDocStore:
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA + JOURNAL_SCHEMA)
-        self._add_source_column()
-        self._add_encoding_column()
-
-    def _add_source_column(self) -> None:
-        """Files written before documents kept their source get the column (empty)."""
         with self._lock:
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(documents)")}
-            if "source" not in columns:
-                self._conn.execute(
-                    "ALTER TABLE documents ADD COLUMN source TEXT NOT NULL DEFAULT ''"
-                )
-
-    def _add_encoding_column(self) -> None:
-        """Files written before rows named their encoding get the column; their rows are the
-        float16 every row was then (vector_codec.UNNAMED_ROWS)."""
-        with self._lock:
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(sentence_vectors)")}
-            if "encoding" not in columns:
-                self._conn.execute(
-                    "ALTER TABLE sentence_vectors"
-                    " ADD COLUMN encoding TEXT NOT NULL DEFAULT 'float16'"
-                )
+            open_schema(self._conn)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -182,12 +112,18 @@ class SQLiteDocStore:
             )
             for c in chunks
         ]
+        values = [
+            row
+            for c in chunks
+            for row in value_rows(collection, c.node_id, doc_id_of(c), c.metadata)
+        ]
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO chunks (collection, id, doc_id, page, chunk_index, data)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            replace_values(conn, collection, [c.node_id for c in chunks], values)
 
     def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
         encoding = self._vector_encoding
@@ -299,6 +235,12 @@ class SQLiteDocStore:
             found.append(ChunkMetadata(chunk_id, int(start or 0), metadata))
         return found
 
+    def chunks_carrying(
+        self, collection: str, field: str, values: Sequence[str], partial: bool = False
+    ) -> dict[str, set[str]]:
+        with self._lock:
+            return read_carriers(self._conn, collection, field, values, partial)
+
     def count_chunks(self, collection: str, doc_id: str) -> int:
         rows = self._read(
             "SELECT COUNT(*) FROM chunks WHERE collection = ? AND doc_id = ?",
@@ -328,6 +270,10 @@ class SQLiteDocStore:
             )
             conn.execute(
                 "DELETE FROM chunks WHERE collection = ? AND doc_id = ?", (collection, doc_id)
+            )
+            conn.execute(
+                "DELETE FROM chunk_values WHERE collection = ? AND doc_id = ?",
+                (collection, doc_id),
             )
             conn.execute(
                 "DELETE FROM documents WHERE collection = ? AND doc_id = ?", (collection, doc_id)

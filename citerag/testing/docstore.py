@@ -2,7 +2,8 @@
 
 Subclass `DocStoreContract` and give the class a `docstore` fixture that yields an empty store
 (and closes it after), and what `citerag.testing.docstore_vectors` asks for; `JournalContract`
-checks the change record and needs `open_again` too.
+checks the change record and needs `open_again` too; `citerag.testing.docstore_values` asks for
+`as_written_before`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from citerag.nodes import boxes_of, chunk_node, neighbour_id, page_vector_key
 from citerag.store.base import DocStore
 from citerag.store.journal import JOURNAL_KEEP, ChangeSet
+from citerag.testing.docstore_values import ValueTableContract
 from citerag.testing.docstore_vectors import SentenceVectorContract
 from citerag.types import BBox, DocumentRecord, JSONObject
 
@@ -65,7 +67,7 @@ def ingest(store: DocStore, doc_id: str, n_chunks: int, collection: str = "main"
     return chunks
 
 
-class DocStoreContract(SentenceVectorContract):
+class DocStoreContract(SentenceVectorContract, ValueTableContract):
     def test_put_and_get_document_round_trips_every_field(self, docstore: DocStore) -> None:
         docstore.put_document(record("d1"))
         assert docstore.get_document("main", "d1") == record("d1")
