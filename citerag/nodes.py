@@ -46,6 +46,11 @@ LABELS = "labels"  # "figure:1", "table:2", "equation:3": what the chunk defines
 ENTITIES = "entities"  # named entities as written ("Paul Graham", "Viaweb")
 TOPICS = "topics"  # LangExtract attributes as "attribute=value"
 LIST_FIELDS = (YEARS, DATES, MONEY, PERCENTS, LABELS, ENTITIES, TOPICS)
+# Not a list: a labelled chunk's "block_type:label" ("figure:3", "table_description:2"), kept in
+# the docstore's value table beside the lists so the chunks defining a label are asked for.
+LABELLED = "labelled"
+# The metadata the value table is read from.
+VALUE_SOURCES = (*LIST_FIELDS, BLOCK_TYPE, LABEL)
 
 _BOOKKEEPING = [DOC_ID, CHUNK_INDEX, BOXES, SENTENCES, HIGHLIGHTS, BLOCK_TYPE, LABEL, ROUTED_BY]
 # Set only on the chunks that have them, and never read by an embedder or an LLM, so that a
@@ -61,12 +66,15 @@ def fold(value: object) -> str:
 
 
 def folded_values(metadata: Mapping[str, object]) -> Iterator[tuple[str, str]]:
-    """(list field, folded value) for each distinct value of the chunk's enrichment lists."""
+    """(field, folded value) for each distinct value of the chunk's enrichment lists, and its
+    `LABELLED` value where it has a label."""
     for key in LIST_FIELDS:
         held = metadata.get(key)
         if isinstance(held, list | tuple):
             for value in dict.fromkeys(fold(v) for v in held):
                 yield key, value
+    if metadata.get(LABEL):
+        yield LABELLED, fold(f"{metadata.get(BLOCK_TYPE)}:{metadata[LABEL]}")
 
 
 class NodeHighlight(TypedDict):

@@ -2,8 +2,8 @@
 
 The state is an immutable snapshot of per-document parts (`DocState`): chunk places, pages and
 their chunk ids, statement pages, page head vectors; its lookups (chunks and pages found through
-their document: `doc_index`, the value indexes of `INDEXED_FIELDS`, the page vector blocks,
-the document router) are built when it is made and carried to the next snapshot by the same
+their document: `doc_index`, the distinct entities and topics, the page vector blocks, the
+document router) are built when it is made and carried to the next snapshot by the same
 delta. Each question first asks the docstore's change record what changed since the snapshot's
 generation (`citerag.store.journal`: one small query, nothing listed); only documents that
 appeared or changed are loaded (without their text) and only those that went are dropped, so a
@@ -12,8 +12,12 @@ the whole collection. A snapshot whose generation the journal no longer reaches 
 collection once. Keyword search is the keyword index (`citerag.store.keywords`), kept in line
 with the docstore one document at a time (`keyword_sync`).
 
-Memory per collection (measured: benchmarks/state_memory.py, 10,200 chunks of 10-K text): about
-1.4 KB per chunk, its page's share included (the place, the value indexes; per page its key,
+The enrichment lists (years, entities, labels...) are not held: a filter or an evidence signal
+on one asks the docstore's value table which chunks carry the values it names
+(`DocStore.chunks_carrying`) and keeps those this snapshot shows, so what a process holds per
+chunk does not grow with what enrichment found.
+
+Memory per collection: benchmarks/state_memory.py measures it (the place; per page its key,
 chunk ids and a 384-dimension float32 head vector), plus the keyword index's own (bm25s files:
 its segments are held in memory).
 """
@@ -22,29 +26,22 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
-from citerag.enrich.fields import ENTITIES, TOPICS, YEARS
+from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.doc_index import DocIndex, KeyPages, PageIds, Places
-from citerag.retrieve.doc_state import PLACE_KEYS, DocState, load_doc_state
-from citerag.retrieve.filters import indexed_matches, matches
+from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState, load_doc_state
+from citerag.retrieve.filters import chunk_matches
 from citerag.retrieve.keyword_sync import sync_keywords
+from citerag.retrieve.known_values import ValueCounts, moved_counts, value_counts
 from citerag.retrieve.page_evidence import PageKey, page_texts
 from citerag.retrieve.page_vectors import PageVectors
 from citerag.retrieve.routing import DocumentRouter
-from citerag.retrieve.value_indexes import (
-    ValueCounts,
-    ValueIndex,
-    moved_counts,
-    moved_values,
-    value_counts,
-    value_index,
-)
 from citerag.store.base import DocStore
 from citerag.store.journal import ChangeSet
 from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
@@ -53,12 +50,6 @@ from citerag.types import DocumentCard, DocumentRecord
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "Places", "page_texts", "refresh_state"]
 
 log = logging.getLogger(__name__)
-# The list fields whose inverted index (value -> chunk ids) a snapshot holds: what the
-# evidence signals and a sub-question's filters read on every question. Another field's is
-# built when asked and not kept.
-INDEXED_FIELDS = (YEARS, ENTITIES, TOPICS)
-# The list fields whose distinct values a snapshot holds (the names a question may mention).
-COUNTED_FIELDS = (ENTITIES, TOPICS)
 
 
 @dataclass(frozen=True)
@@ -67,45 +58,44 @@ class _Indexes:
     here is rebuilt from every chunk or page on a change."""
 
     lookup: DocIndex
-    values: dict[str, ValueIndex]  # INDEXED_FIELDS
     counts: dict[str, ValueCounts]  # COUNTED_FIELDS
     vectors: PageVectors
 
     @classmethod
     def built(cls, docs: Mapping[str, DocState]) -> _Indexes:
         ordered = list(docs.values())
-        values = {key: value_index(ordered, key) for key in INDEXED_FIELDS}
         counts = {key: value_counts(ordered, key) for key in COUNTED_FIELDS}
-        return cls(DocIndex.built(docs), values, counts, PageVectors.built(docs))
+        return cls(DocIndex.built(docs), counts, PageVectors.built(docs))
 
     def moved(
         self, docs: Mapping[str, DocState], gone: list[DocState], came: list[DocState]
     ) -> _Indexes:
         """These indexes for `docs`, by the delta: a pass over every chunk took over a second
-        at 100k chunks on the first question after a change. The value tables are copied
-        (their distinct values, not their chunk sets)."""
-        values = {k: moved_values(v, k, gone, came) for k, v in self.values.items()}
+        at 100k chunks on the first question after a change. The tables of distinct values
+        are copied."""
         counts = {k: moved_counts(c, k, gone, came) for k, c in self.counts.items()}
         lookup = self.lookup.moved(docs, gone, came)
-        return _Indexes(lookup, values, counts, self.vectors.moved(docs, gone, came))
+        return _Indexes(lookup, counts, self.vectors.moved(docs, gone, came))
 
 
 class CollectionState:
     """One collection's snapshot at one generation of the docstore's change record: every index
     is built when it is made, and nothing changes after, so questions on several threads read
-    it without locks."""
+    it without locks. Its enrichment lists are read from `docstore` (`carriers`)."""
 
     def __init__(
         self,
         name: str,
         docs: dict[str, DocState],
         keywords: KeywordIndex,
+        docstore: DocStore,
         indexes: _Indexes | None = None,
         generation: int = 0,
     ) -> None:
         self.name = name
         self.docs = dict(sorted(docs.items()))
         self.keywords = keywords
+        self.docstore = docstore
         self.generation = generation
         self._indexes = indexes or _Indexes.built(self.docs)
         lookup = self._indexes.lookup
@@ -125,33 +115,35 @@ class CollectionState:
         return self.known_values(ENTITIES)
 
     def known_values(self, key: str) -> tuple[str, ...]:
-        """The `distinct()` of a list field's stored values as written (sorted on the first
-        question that asks; two threads asking at once sort it twice, to the same)."""
+        """The `distinct()` of a counted list field's stored values as written (sorted on the
+        first question that asks; two threads asking at once sort it twice, to the same)."""
         known = self._known.get(key)
         if known is None:
             counts = self._indexes.counts.get(key)
-            known = tuple(
-                sorted(value_counts(self.docs.values(), key) if counts is None else counts)
-            )
-            if counts is not None:
-                self._known[key] = known
+            if counts is None:
+                raise ValueError(
+                    f"The snapshot keeps the distinct values of {', '.join(COUNTED_FIELDS)} "
+                    f"only, not of {key!r}."
+                )
+            known = self._known[key] = tuple(sorted(counts))
         return known
 
     def matching(self, filters: MetadataFilters, pool: Collection[str] | None = None) -> set[str]:
-        """Chunk ids (among `pool`, default all) whose place matches `filters`. Filters on the
-        enrichment lists (years, entities) are read from per-field inverted indexes, so a
+        """Chunk ids (among `pool`, default all) whose place matches `filters`. Conditions on
+        the enrichment lists (years, entities) are answered by the docstore's value table, so a
         question with a year costs no pass over every chunk."""
-        found = indexed_matches(filters, self.value_index)
-        if found is not None:
-            return found if pool is None else found.intersection(pool)
-        if pool is None:
-            return {cid for cid, place in self.places.items() if matches(place, filters)}
-        return {cid for cid in pool if matches(self.places[cid], filters)}
+        return chunk_matches(filters, self.places, self.carriers, pool)
 
-    def value_index(self, key: str) -> Mapping[str, set[str]]:
-        """A list field's case-folded values -> the ids of the chunks that carry each."""
-        index = self._indexes.values.get(key)
-        return value_index(self.docs.values(), key) if index is None else index
+    def carriers(
+        self, key: str, values: Sequence[str], partial: bool = False
+    ) -> dict[str, set[str]]:
+        """Each of `values` (case-folded) that this snapshot's chunks carry in list field
+        `key` -> those chunks; with `partial`, the chunks carrying a value that contains it
+        (`DocStore.chunks_carrying`, less the chunks of documents this snapshot does not show)."""
+        found = self.docstore.chunks_carrying(self.name, key, values, partial)
+        places = self.places
+        shown = {value: {c for c in ids if c in places} for value, ids in found.items()}
+        return {value: ids for value, ids in shown.items() if ids}
 
     def chunks_of_documents(self, doc_ids: Iterable[str]) -> set[str]:
         return {c for d in doc_ids if d in self.docs for c in self.docs[d].places}
@@ -221,7 +213,7 @@ class CollectionState:
         gone = [self.docs[d] for d in dropped if d in self.docs]
         indexes = self._indexes.moved(docs, gone, loaded)
         at = self.generation if generation is None else generation
-        return CollectionState(self.name, docs, self.keywords, indexes, at)
+        return CollectionState(self.name, docs, self.keywords, self.docstore, indexes, at)
 
 
 def _router(docs: Mapping[str, DocState]) -> DocumentRouter:
@@ -250,7 +242,7 @@ def refresh_state(
     # The generation before the listing: a write between the two is applied again next time.
     generation = docstore.generation(collection)
     records = {r.doc_id: r for r in docstore.list_documents(collection)}
-    current = state or CollectionState(collection, {}, keywords)
+    current = state or CollectionState(collection, {}, keywords, docstore)
     have = current.versions
     load = [r for d, r in records.items() if have.get(d) != r.created_at]
     drop = [

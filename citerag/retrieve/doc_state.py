@@ -1,11 +1,15 @@
 """What retrieval keeps in memory of one ready document, loaded without its chunks' text.
 
-Per chunk: its place (document, page, section, block type, label and enrichment lists, shared
+Per chunk: its place (document, page, section, block type, label, page label; shared
 strings). Per page: its key, the ids of its chunks, whether it is one of the domain's key pages
 (a filing's financial statements: `citerag.domain`), and its head vector. A key page needs its
 first lines, so only the first chunk of each page that
 holds a table is read (and, for the rare first chunk with fewer lines than the title search
 needs, that page's other chunks).
+
+A chunk's enrichment lists stay in the docstore's value table (`DocStore.chunks_carrying`); per
+document, only the distinct entities and topics it names, as written (the names a question may
+mention: `CollectionState.known_values`).
 """
 
 from __future__ import annotations
@@ -13,16 +17,16 @@ from __future__ import annotations
 import logging
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
-from citerag.enrich.fields import LIST_FIELDS
+from citerag.enrich.fields import ENTITIES, TOPICS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, PAGE_LABEL, SECTION
 from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
@@ -30,16 +34,18 @@ from citerag.types import DocumentCard
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
-_NOTHING: tuple[object, ...] = ()
+# The list fields whose distinct values a document's state keeps.
+COUNTED_FIELDS = (ENTITIES, TOPICS)
 # A place's keys, as the docstore's chunk metadata names them (what filters are written on).
-_KEYS = frozenset((*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS))
+_KEYS = frozenset((*PLACE_KEYS, PAGE_LABEL))
 
 
 @dataclass(frozen=True, slots=True)
 class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
-    """What filters and rankings read of a chunk: PLACE_KEYS, the printed page label and the
-    enrichment lists (values as the docstore's chunk metadata holds them), and its page's key.
-    Read by attribute, or by metadata key as a filter names it (`place["years"]`)."""
+    """What filters and rankings read of a chunk: PLACE_KEYS and the printed page label (as the
+    docstore's chunk metadata holds them), and its page's key. Read by attribute, or by
+    metadata key as a filter names it (`place["page"]`). No enrichment list: a filter on one
+    asks the docstore (`citerag.retrieve.filters.chunk_matches`)."""
 
     doc_id: str
     doc_name: str
@@ -49,20 +55,12 @@ class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
     label: str | None
     page_key: PageKey
     page_label: str | None = None  # only where the document prints its own page numbers
-    years: tuple[object, ...] = _NOTHING
-    dates: tuple[object, ...] = _NOTHING
-    money: tuple[object, ...] = _NOTHING
-    percents: tuple[object, ...] = _NOTHING
-    labels: tuple[object, ...] = _NOTHING
-    entities: tuple[object, ...] = _NOTHING
-    topics: tuple[object, ...] = _NOTHING
 
     @classmethod
     def of(cls, held: Mapping[str, object], page_key: PageKey | None = None) -> Place:
-        """The place of a chunk whose metadata is `held`; repeated strings are shared and empty
-        lists are one tuple, since a collection holds a place per chunk."""
+        """The place of a chunk whose metadata is `held`; repeated strings are shared, since a
+        collection holds a place per chunk."""
         doc_id, page = str(held.get(DOC_ID)), int(str(held.get(PAGE, 0)))
-        lists = {k: _listed(held.get(k)) for k in LIST_FIELDS}
         return cls(
             _shared(doc_id),
             _shared(str(held.get(DOC_NAME, ""))),
@@ -72,7 +70,6 @@ class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
             _optional(held.get(LABEL)),
             page_key or PageKey(doc_id, page),
             _optional(held.get(PAGE_LABEL)) or None,
-            **lists,
         )
 
     def __getitem__(self, key: str) -> Any:
@@ -81,14 +78,10 @@ class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
         return getattr(self, key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(k for k in (*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS) if self[k] is not None)
+        return iter(k for k in (*PLACE_KEYS, PAGE_LABEL) if self[k] is not None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
-
-
-def _listed(value: object) -> tuple[object, ...]:
-    return tuple(cast(Iterable[object], value)) if value else _NOTHING
 
 
 def _optional(value: object) -> str | None:
@@ -111,6 +104,8 @@ class DocState:
     card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
     statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> its kind
     page_count: int = 0  # the record's pages (the file's, chunks or not)
+    # COUNTED_FIELDS -> the distinct values the document's chunks carry, as written
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @cached_property
     def page_rows(self) -> dict[str, int]:
@@ -138,16 +133,20 @@ def load_doc_state(
 ) -> DocState:
     """The document's state; its key pages are those `vocabulary` knows by their title. A
     document stored before cards were made gets its card read from its first pages now."""
-    chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, PAGE_LABEL, *LIST_FIELDS))
+    chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, PAGE_LABEL, *COUNTED_FIELDS))
     keys: dict[int, PageKey] = {}  # one key per page, shared by its chunks' places
     places: dict[str, Place] = {}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
     first: dict[PageKey, ChunkMetadata] = {}
     with_tables: set[PageKey] = set()
+    values: dict[str, dict[str, None]] = {name: {} for name in COUNTED_FIELDS}
     for chunk in chunks:
         page = int(chunk.metadata.get(PAGE, 0))
         key = keys.setdefault(page, PageKey(doc_id, page))
         places[chunk.chunk_id] = Place.of(chunk.metadata, key)
+        for name in COUNTED_FIELDS:
+            for value in chunk.metadata.get(name) or ():
+                values[name].setdefault(_shared(str(value)), None)
         chunk_ids[key].append(chunk.chunk_id)
         if key not in first or chunk.start < first[key].start:
             first[key] = chunk
@@ -170,6 +169,7 @@ def load_doc_state(
         card,
         kinds,
         page_count,
+        {name: tuple(found) for name, found in values.items() if found},
     )
 
 

@@ -9,7 +9,7 @@ list must match what the list holds, case-blind for text.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.vector_stores.types import (
@@ -21,7 +21,7 @@ from llama_index.core.vector_stores.types import (
 
 from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import InputError
-from citerag.nodes import DOC_ID, PAGE
+from citerag.nodes import DOC_ID, PAGE, fold
 from citerag.store.base import PageRange
 
 FILTERABLE = ("doc_id", "doc_name", "page", "section", "block_type", "label", *LIST_FIELDS)
@@ -86,29 +86,81 @@ def matches(metadata: Mapping[str, object], filters: MetadataFilters | None) -> 
 
 _UNION_OPERATORS = frozenset({FilterOperator.ANY, FilterOperator.IN})
 _ALL_OPERATORS = frozenset({FilterOperator.EQ, FilterOperator.CONTAINS, FilterOperator.ALL})
-ValueIndex = Callable[[str], Mapping[str, set[str]]]  # list field -> folded value -> chunk ids
+# (list field, values, partial) -> each folded value carried -> the chunks carrying it (with
+# `partial`, carrying a value that contains it): the docstore's value table, as a snapshot shows.
+Carriers = Callable[[str, Sequence[str], bool], Mapping[str, set[str]]]
 
 
-def indexed_matches(filters: MetadataFilters, index: ValueIndex) -> set[str] | None:
-    """The chunk ids `filters` match, read from inverted indexes of the list fields, or None
-    when the filters need more than that (another field, operator or condition): then every
-    place is checked with `matches`. Same result as `matches`, without visiting each chunk."""
-    if filters.condition not in (None, FilterCondition.AND) or not filters.filters:
-        return None
-    found: set[str] | None = None
-    for item in filters.filters:
-        if not isinstance(item, MetadataFilter) or item.key not in LIST_FIELDS:
-            return None
-        if item.operator not in _UNION_OPERATORS | _ALL_OPERATORS:
-            return None
-        by_value = index(item.key)
-        groups = [by_value.get(v, set()) for v in _folded(_as_list(item.value))]
-        if item.operator in _UNION_OPERATORS:
-            ids = set().union(*groups)
+def chunk_matches(
+    filters: MetadataFilters,
+    places: Mapping[str, Mapping[str, object]],
+    carriers: Carriers,
+    pool: Collection[str] | None = None,
+) -> set[str]:
+    """The chunk ids among `pool` (default every place) that `filters` match: what `matches`
+    gives on each place holding its chunk's lists, with the lists' conditions read as the
+    carriers of the values they name, so no chunk's lists are held or read one by one. A
+    condition on other keys checks the places still in the running (all of them only where
+    nothing narrowed them first)."""
+    return _Matcher(places, carriers).ids(filters, pool)
+
+
+class _Matcher:
+    def __init__(self, places: Mapping[str, Mapping[str, object]], carriers: Carriers) -> None:
+        self.places = places
+        self.carriers = carriers
+
+    def ids(self, filters: MetadataFilters, within: Collection[str] | None) -> set[str]:
+        if not filters.filters:
+            return self._every(within)
+        if filters.condition == FilterCondition.OR:
+            return set().union(*(self._item(item, within) for item in filters.filters))
+        if filters.condition == FilterCondition.NOT:
+            hit = set().union(*(self._item(item, within) for item in filters.filters))
+            return self._every(within) - hit
+        found: Collection[str] | None = within
+        # conditions that name their carriers first: the rest check only what those left
+        for item in sorted(filters.filters, key=lambda item: not _narrows(item)):
+            found = self._item(item, found)
+            if not found:
+                return set()
+        return set(found) if found is not None else self._every(None)
+
+    def _item(
+        self, item: MetadataFilter | MetadataFilters, within: Collection[str] | None
+    ) -> set[str]:
+        if isinstance(item, MetadataFilters):
+            return self.ids(item, within)
+        if item.key not in LIST_FIELDS:
+            return {cid for cid in self._every(within) if _holds(self.places[cid], item)}
+        if item.operator not in _LIST_COMPARE:
+            raise InputError(f"Filter operator {item.operator.value!r} is not supported here.")
+        wanted = list(_folded(_as_list(item.value)))
+        partial = item.operator == FilterOperator.TEXT_MATCH
+        by_value = self.carriers(item.key, wanted, partial) if wanted else {}
+        groups = [by_value.get(v, set()) for v in wanted]
+        if item.operator in _ALL_OPERATORS | {FilterOperator.NE}:
+            held = set.intersection(*groups) if groups else None  # None: every chunk
         else:
-            ids = set.intersection(*groups) if groups else set()
-        found = ids if found is None else found & ids
-    return found
+            held = set().union(*groups)
+        if item.operator in (FilterOperator.NE, FilterOperator.NIN):
+            return set() if held is None else self._every(within) - held
+        if held is None:
+            return self._every(within)
+        return held if within is None else held.intersection(within)
+
+    def _every(self, within: Collection[str] | None) -> set[str]:
+        return set(self.places if within is None else within)
+
+
+def _narrows(item: MetadataFilter | MetadataFilters) -> bool:
+    """Whether the condition's chunks are its values' carriers (not every chunk but those)."""
+    return (
+        isinstance(item, MetadataFilter)
+        and item.key in LIST_FIELDS
+        and item.operator in _UNION_OPERATORS | _ALL_OPERATORS | {FilterOperator.TEXT_MATCH}
+        and bool(_as_list(item.value))
+    )
 
 
 def pushable_list_filters(filters: MetadataFilters | None) -> MetadataFilters | None:
@@ -186,4 +238,4 @@ def _as_list(value: object) -> list[object]:
 
 
 def _folded(values: Iterable[object]) -> set[str]:
-    return {str(v).casefold() for v in values}
+    return {fold(v) for v in values}

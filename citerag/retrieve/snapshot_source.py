@@ -59,8 +59,7 @@ class SnapshotSource:
         return self.state.known_values(key)
 
     def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:
-        index = self.state.value_index(key)
-        return {value: index[value] for value in values if value in index}
+        return self.state.carriers(key, values)
 
     @property
     def chunk_count(self) -> int:

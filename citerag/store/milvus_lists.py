@@ -22,6 +22,7 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 from pymilvus import CollectionSchema, DataType
 
 from citerag.errors import InputError
+from citerag.nodes import fold
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def add_list_fields(schema: CollectionSchema) -> None:
 
 def folded(values: Iterable[object]) -> list[str]:
     """Distinct values, case-folded as the in-memory filter compares them, in order."""
-    return list(dict.fromkeys(str(v).casefold() for v in values))
+    return list(dict.fromkeys(fold(v) for v in values))
 
 
 def list_entity(lists: Mapping[str, Sequence[str]], cut: bool) -> dict[str, object]:

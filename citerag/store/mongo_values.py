@@ -15,7 +15,7 @@ from typing import Any
 from pymongo import ASCENDING, UpdateOne
 from pymongo.collection import Collection
 
-from citerag.nodes import LIST_FIELDS, fold, folded_values
+from citerag.nodes import VALUE_SOURCES, fold, folded_values
 from citerag.types import JSONValue
 
 VALUES = "list_values"
@@ -32,10 +32,10 @@ def index_and_backfill(chunks: Collection[dict[str, Any]]) -> None:
     """The index, and the field on chunk documents written before it (read from their stored
     metadata; once, since every write since sets it)."""
     chunks.create_index([("collection", ASCENDING), (VALUES, ASCENDING)])
-    projection = {"_id": 1, **{f"node.metadata.{key}": 1 for key in LIST_FIELDS}}
+    projection = {"_id": 1, **{f"node.metadata.{key}": 1 for key in VALUE_SOURCES}}
     writes: list[UpdateOne] = []
     for data in chunks.find({VALUES: {"$exists": False}}, projection):
-        metadata = {key: projected(data, f"node.metadata.{key}") for key in LIST_FIELDS}
+        metadata = {key: projected(data, f"node.metadata.{key}") for key in VALUE_SOURCES}
         writes.append(UpdateOne({"_id": data["_id"]}, {"$set": {VALUES: values_field(metadata)}}))
         if len(writes) >= _BACKFILL_BATCH:
             chunks.bulk_write(writes, ordered=False)

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from citerag.nodes import LIST_FIELDS, fold, folded_values
+from citerag.nodes import VALUE_SOURCES, fold, folded_values
 
 VALUES_TABLE = """
 CREATE TABLE IF NOT EXISTS chunk_values (
@@ -42,14 +42,14 @@ def add_values_table(conn: sqlite3.Connection) -> None:
             if statement.strip():
                 conn.execute(statement)
         extracts = ", ".join(
-            f"json_extract(data, '$.node.metadata.\"{key}\"')" for key in LIST_FIELDS
+            f"json_extract(data, '$.node.metadata.\"{key}\"')" for key in VALUE_SOURCES
         )
         cursor = conn.execute(
             f"SELECT collection, id, doc_id, json_array({extracts}) FROM chunks"  # noqa: S608
         )
         while rows := cursor.fetchmany(_BATCH):
             for collection, chunk_id, doc_id, lists in rows:
-                held = dict(zip(LIST_FIELDS, json.loads(lists), strict=True))
+                held = dict(zip(VALUE_SOURCES, json.loads(lists), strict=True))
                 insert_values(conn, value_rows(collection, chunk_id, doc_id, held))
     except BaseException:
         conn.execute("ROLLBACK")

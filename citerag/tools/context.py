@@ -3,7 +3,7 @@ are postprocessed and handed to the answer step (`answer.synthesizer`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,7 +16,6 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.synthesizer import CitedSynthesizer, SubAnswer, ToolResult
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.filters import matches
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.postprocessors import NeighbourExpansion, SourcePostprocessors
 from citerag.settings import Settings
@@ -80,6 +79,13 @@ class ToolContext:
     def doc_ids(self) -> list[str]:
         return list(dict.fromkeys(str(p["doc_id"]) for p in self.state.places.values()))
 
+    def within_base(self, chunk_ids: Collection[str]) -> set[str]:
+        """Those of `chunk_ids` (chunks of the snapshot) that the caller's own filters keep."""
+        base = self.base_filters
+        if base is None or not base.filters:
+            return set(chunk_ids)
+        return self.state.matching(base, chunk_ids)
+
     def tree(self, doc_id: str) -> DocumentTree | None:
         if doc_id not in self._trees:
             data = self.docstore.get_tree(self.collection, doc_id)
@@ -117,11 +123,7 @@ class ToolContext:
         expanded = NeighbourExpansion(self.chunks).postprocess_nodes(nodes)
         present = {n.node.node_id for n in nodes}
         places = self.state.places
-        allowed = {
-            n.node.node_id
-            for n in expanded
-            if n.node.node_id in places and matches(places[n.node.node_id], self.base_filters)
-        }
+        allowed = self.within_base({n.node.node_id for n in expanded if n.node.node_id in places})
         expanded = [n for n in expanded if n.node.node_id in present or n.node.node_id in allowed]
         added = [n for n in expanded if n.node.node_id not in present]
         if not added:

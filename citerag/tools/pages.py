@@ -27,8 +27,10 @@ from llama_index.core.vector_stores.types import (
     MetadataFilters,
 )
 
-from citerag.nodes import BLOCK_TYPE, DOC_ID, LABEL, PAGE, PAGE_LABEL
+from citerag.enrich.fields import LABELS
+from citerag.nodes import BLOCK_TYPE, DOC_ID, LABELLED, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
+from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.doc_state import Place
 from citerag.retrieve.filters import page_filters
 from citerag.store.base import PageRange
@@ -102,13 +104,8 @@ class PagesQueryEngine(ToolQueryEngine):
     def label_chunks(self, labels: list[str]) -> list[str]:
         """Chunk ids that define the labels (caption, tagged equation), in label order."""
         found: dict[str, None] = {}
-        places = self.context.state.places
         for wanted in labels:
-            defining = [chunk_id for chunk_id, place in places.items() if _defines(place, wanted)]
-            # what a figure shows (its description node) before its caption
-            defining.sort(key=lambda c: not str(places[c].get(BLOCK_TYPE)).endswith(_DESCRIBED))
-            for chunk_id in defining:
-                found.setdefault(chunk_id, None)
+            found.update(dict.fromkeys(defining_chunks(self.context.state, wanted)))
         return list(found)[:MAX_ANCHORS]
 
     def spans(self, filters: SubQuestionFilters, anchors: list[str]) -> list[Span]:
@@ -201,13 +198,24 @@ class PagesQueryEngine(ToolQueryEngine):
 _DESCRIBED = "_description"  # the block type of a figure's description node: "figure_description"
 
 
-def _defines(place: Place, wanted: str) -> bool:
-    if wanted in place.labels:  # a caption or tagged equation inside the chunk's text
-        return True
+def defining_chunks(state: CollectionState, wanted: str) -> list[str]:
+    """The chunks that define label `wanted` ("figure:3"), asked of the docstore's value table:
+    those whose `labels` hold it (a caption or tagged equation inside the chunk's text, written
+    case-folded by enrichment), and a figure's caption chunk or its description node
+    (`enrich.figure_descriptions`), by block type and label. What a figure shows (its
+    description node) comes first, then the snapshot's order."""
     kind, _, label = wanted.partition(":")
-    # a figure's caption chunk, or its description node (`enrich.figure_descriptions`)
-    defining = (kind, f"{kind}{_DESCRIBED}")
-    return place.get(BLOCK_TYPE) in defining and str(place.get(LABEL) or "").casefold() == label
+    named = state.carriers(LABELS, [wanted])
+    by_type = state.carriers(LABELLED, [f"{kind}:{label}", f"{kind}{_DESCRIBED}:{label}"])
+    chunk_ids = set().union(*named.values(), *by_type.values())
+    places = state.places
+
+    def order(chunk_id: str) -> tuple[bool, str, int]:
+        place = places[chunk_id]
+        described = str(place.get(BLOCK_TYPE)).endswith(_DESCRIBED)
+        return not described, place.doc_id, list(state.docs[place.doc_id].places).index(chunk_id)
+
+    return sorted(chunk_ids, key=order)
 
 
 def _ranked_below(nodes: list[NodeWithScore], before: list[NodeWithScore]) -> list[NodeWithScore]:

@@ -16,7 +16,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from citerag.nodes import DOC_ID, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.doc_state import Place
-from citerag.retrieve.filters import matches
 from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering
@@ -47,8 +46,9 @@ class SummaryQueryEngine(ToolQueryEngine):
     def _picks(self, filters: SubQuestionFilters, limit: int) -> list[tuple[str, str]]:
         """(chunk id, what its highlights should be close to) per section or page in scope,
         within the caller's own filters (e.g. --pages)."""
-        places, base = self.context.state.places, self.context.base_filters
-        picks = [p for p in self._scoped(filters, limit) if matches(places[p[0]], base)]
+        scoped = self._scoped(filters, limit)
+        kept = self.context.within_base([chunk_id for chunk_id, _ in scoped])
+        picks = [p for p in scoped if p[0] in kept]
         return picks or self._spread(lambda place: True, limit)
 
     def _scoped(self, filters: SubQuestionFilters, limit: int) -> list[tuple[str, str]]:
@@ -67,8 +67,9 @@ class SummaryQueryEngine(ToolQueryEngine):
 
     def _spread(self, keep: Callable[[Place], bool], limit: int) -> list[tuple[str, str]]:
         """Evenly spaced chunks among those kept, in reading order."""
-        places, base = self.context.state.places, self.context.base_filters
-        ids = [cid for cid, place in places.items() if keep(place) and matches(place, base)]
+        kept = [cid for cid, place in self.context.state.places.items() if keep(place)]
+        allowed = self.context.within_base(kept)
+        ids = [cid for cid in kept if cid in allowed]
         if len(ids) > limit:
             step = len(ids) / limit
             ids = [ids[int(i * step)] for i in range(limit)]
