@@ -13,7 +13,7 @@ from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.doc_state import DocState, load_doc_state
 from citerag.store.keywords import KeywordIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
-from citerag.types import DocumentRecord
+from citerag.types import DocumentCard, DocumentRecord
 
 Places = Mapping[str, Mapping[str, Any]]  # chunk id -> its metadata (doc_id and page at least)
 
@@ -23,7 +23,11 @@ def memory_docstore() -> SQLiteDocStore:
 
 
 def stored_doc(
-    docstore: SQLiteDocStore, doc_id: str, places: Places, version: float = 1.0, collection: str = "c"
+    docstore: SQLiteDocStore,
+    doc_id: str,
+    places: Places,
+    version: float = 1.0,
+    collection: str = "c",
 ) -> DocState:
     """Document `doc_id` written with a chunk per place (in the order given) and loaded."""
     docstore.delete_document(collection, doc_id)
@@ -44,7 +48,7 @@ def stored_doc(
         chunks.append(node)
     docstore.put_chunks(collection, chunks)
     docstore.mark_ready(collection, doc_id)
-    return load_doc_state(docstore, collection, doc_id, version)
+    return load_doc_state(docstore, collection, doc_id, version, card=DocumentCard())
 
 
 def stored_state(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.schema import QueryBundle
+from state_helpers import memory_docstore
 from test_evidence import OFF, Keywords, Vectors, doc_state, evidence_settings, place
 
 from citerag.domain import DomainVocabulary
@@ -79,7 +80,7 @@ def test_the_chunk_whose_own_sentence_is_closest_ranks_first() -> None:
         "c2": np.stack([CAPTION, MIDDLE]),
         "c3": np.stack([CAPTION, CLOSE]),
     }
-    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]), memory_docstore())  # type: ignore[arg-type]
     retriever = HybridRetriever(
         Vectors(["c1", "c2", "c3"]),  # type: ignore[arg-type]
         SentenceStore(vectors),  # type: ignore[arg-type]
@@ -107,7 +108,7 @@ def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
     # page's head (not read), and a third page's.
     heads = np.stack([CLOSE, QUESTION, FAR])
     doc = replace(doc_state("doc", places), vectors=heads)
-    state = CollectionState("c", {"doc": doc}, Keywords([]))  # type: ignore[arg-type]
+    state = CollectionState("c", {"doc": doc}, Keywords([]), memory_docstore())  # type: ignore[arg-type]
     retriever = HybridRetriever(
         Vectors(list(places)),  # type: ignore[arg-type]
         SentenceStore(vectors),  # type: ignore[arg-type]
@@ -124,7 +125,7 @@ WORDS = DomainVocabulary("finance", expansions=((r"\bmargin\b", "operating incom
 
 def domain_retriever(store: SentenceStore, keyword_weight: float = 2.0) -> HybridRetriever:
     places = {f"c{i}": place("doc", i) for i in (1, 2, 3)}
-    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]))  # type: ignore[arg-type]
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]), memory_docstore())  # type: ignore[arg-type]
     settings = RetrievalSettings(
         page_weight=0.0,
         **evidence_settings(OFF),

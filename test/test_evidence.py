@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.schema import QueryBundle
+from state_helpers import stored_state
 
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.doc_state import DocState, Place
@@ -38,6 +39,8 @@ def place(doc: str, page: int, **lists: list[str]) -> dict[str, Any]:
 
 
 def doc_state(doc: str, places: dict[str, dict[str, Any]]) -> DocState:
+    """The document's state in memory, for tests that filter on no list (`stored_state` writes
+    the lists to a docstore, where a snapshot reads them)."""
     chunk_ids: dict[PageKey, list[str]] = {}
     for chunk_id, where in places.items():
         chunk_ids.setdefault(PageKey(doc, where["page"]), []).append(chunk_id)
@@ -87,11 +90,7 @@ KEYWORD = ["other-2", "other-1", "acme-3", "acme-2", "acme-1"]
 
 
 def retriever(weights: EvidenceWeights) -> tuple[HybridRetriever, CollectionState]:
-    docs = {
-        d: doc_state(d, {c: p for c, p in PLACES.items() if p["doc_id"] == d})
-        for d in ("acme", "other")
-    }
-    state = CollectionState("c", docs, Keywords(KEYWORD))  # type: ignore[arg-type]
+    state = stored_state(PLACES, Keywords(KEYWORD))  # type: ignore[arg-type]
     settings = RetrievalSettings(page_weight=0.0, sentence_weight=0.0, **evidence_settings(weights))
     built = HybridRetriever(
         Vectors(DENSE),  # type: ignore[arg-type]

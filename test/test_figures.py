@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pymupdf
 import pytest
 from fake_openai_server import FakeOpenAIServer, ScriptedReply, running_server
+from state_helpers import stored_state
 
 from citerag.enrich.figure_descriptions import (
     FIGURE_DESCRIPTION,
@@ -23,10 +25,10 @@ from citerag.enrich.figure_descriptions import (
 from citerag.enrich.rules import caption_labels
 from citerag.nodes import BLOCK_TYPE, BOXES, DOC_ID, LABEL, PAGE
 from citerag.parse.figures import find_figures, render_region
-from citerag.retrieve.doc_state import Place
+from citerag.retrieve.doc_index import Places
 from citerag.retrieve.page_evidence import page_texts
 from citerag.settings import Settings
-from citerag.tools.pages import _defines
+from citerag.tools.pages import PagesQueryEngine, defining_chunks
 from citerag.types import ParsedDocument
 
 CHART = "A bar chart of revenue by year: 2019 at 3.9 billion and 2020 at 4.2 billion dollars."
@@ -100,13 +102,44 @@ def test_a_described_figure_is_its_own_node_and_the_description_is_cached(
     assert (meta[BLOCK_TYPE], meta[LABEL], meta[PAGE]) == (FIGURE_DESCRIPTION, "3", 1)
     assert meta[BOXES] == [{"x0": 100.0, "y0": 200.0, "x1": 340.0, "y1": 360.0}]
     assert BOXES in node.excluded_llm_metadata_keys and LABEL in node.excluded_llm_metadata_keys
-    assert _defines(Place.of(meta), "figure:3") and not _defines(Place.of(meta), "figure:4")
+    assert _defined(meta, "figure:3") and not _defined(meta, "figure:4")
 
 
 def test_a_text_chunk_holding_a_caption_defines_its_label() -> None:
     """PyMuPDF gives no figure blocks: "Figure 5: ..." inside a text chunk is its caption."""
     meta = {DOC_ID: "d", PAGE: 2, BLOCK_TYPE: "text", "labels": caption_labels("Figure 5: Cash.")}
-    assert _defines(Place.of(meta), "figure:5") and not _defines(Place.of(meta), "figure:6")
+    assert _defined(meta, "figure:5") and not _defined(meta, "figure:6")
+
+
+def _defined(metadata: dict[str, Any], wanted: str) -> bool:
+    """Whether the chunk of `metadata`, stored, is found to define label `wanted`."""
+    return "x-c0" in defining_chunks(stored_state({"x-c0": metadata}), wanted)
+
+
+def test_labels_resolve_through_the_docstore_without_a_pass_over_every_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pages tool asks the docstore which chunks define a label: a caption's chunk, its
+    figure's description node first, in reading order; no place is visited one by one."""
+    places: dict[str, dict[str, Any]] = {
+        f"d{d}-c{c}": {DOC_ID: f"d{d}", PAGE: c + 1, BLOCK_TYPE: "text"}
+        for d in range(3)
+        for c in range(20)
+    }
+    places["d1-c7"]["labels"] = caption_labels("Figure 2: Revenue by year.")
+    places["d0-c3"].update({BLOCK_TYPE: "figure", LABEL: "2"})
+    places["d2-c9"].update({BLOCK_TYPE: FIGURE_DESCRIPTION, LABEL: "2"})
+    places["d2-c1"]["labels"] = caption_labels("Table 2: Costs.")
+    state = stored_state(places)
+    for walk in ("__iter__", "items", "values"):
+        monkeypatch.setattr(Places, walk, _no_walk)
+    engine = SimpleNamespace(context=SimpleNamespace(state=state))
+    found = PagesQueryEngine.label_chunks(engine, ["figure:2", "table:2"])  # type: ignore[arg-type]
+    assert found == ["d2-c9", "d0-c3", "d1-c7", "d2-c1"]
+
+
+def _no_walk(self: object) -> object:
+    raise AssertionError("a pass over every place")
 
 
 def test_another_model_describes_the_same_image_again(tmp_path: Path) -> None:
