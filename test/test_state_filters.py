@@ -13,7 +13,6 @@ from llama_index.core.vector_stores.types import (
     MetadataFilter,
     MetadataFilters,
 )
-
 from state_helpers import memory_docstore, stored_doc, stored_state
 
 from citerag.retrieve.collection_state import CollectionState

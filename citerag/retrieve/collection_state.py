@@ -141,8 +141,7 @@ class CollectionState:
         `key` -> those chunks; with `partial`, the chunks carrying a value that contains it
         (`DocStore.chunks_carrying`, less the chunks of documents this snapshot does not show)."""
         found = self.docstore.chunks_carrying(self.name, key, values, partial)
-        places = self.places
-        shown = {value: {c for c in ids if c in places} for value, ids in found.items()}
+        shown = {value: self._indexes.lookup.shown(ids) for value, ids in found.items()}
         return {value: ids for value, ids in shown.items() if ids}
 
     def chunks_of_documents(self, doc_ids: Iterable[str]) -> set[str]:

@@ -84,6 +84,19 @@ class DocIndex:
         found = self._loose.get(chunk_id)
         return None if found is None else self.docs[found]
 
+    def shown(self, chunk_ids: Iterable[str]) -> set[str]:
+        """Those of `chunk_ids` that this snapshot's documents hold: `doc_of_chunk` for many
+        ids at once (a value's carriers, thousands at a time), one dictionary look-up each
+        where the chunk id starts with its document's prefix."""
+        owners, docs = self._owners, self.docs
+        found = set()
+        for chunk_id in chunk_ids:
+            owning = owners.get(chunk_id[:16], ())
+            one = len(owning) == 1 and chunk_id in docs[owning[0]].places
+            if one or self.doc_of_chunk(chunk_id) is not None:
+                found.add(chunk_id)
+        return found
+
     def doc_of_page(self, page_id: str) -> DocState | None:
         for doc_id in self._owners.get(page_id.rpartition(PAGE_MARK)[0], ()):
             doc = self.docs[doc_id]
