@@ -1,7 +1,8 @@
 """The chunk metadata keys enrichment fills. Every one is a list of strings (possibly empty).
 
-They live in the docstore's node metadata and in the collection state used for candidate-id
-filtering; none is sent to the embedder or to an LLM.
+They live in the docstore's node metadata and, case-folded, in its value table, which filters
+and evidence ask for the chunks carrying a value (`DocStore.chunks_carrying`); none is sent to
+the embedder or to an LLM. The names are defined in `citerag.nodes` (below the store layer).
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ from citerag.types import JSONValue
 
 VALUES = "list_values"
 _BACKFILL_BATCH = 1000
+# A document in the database's `migrations` collection once every chunk carries `VALUES`: an
+# open then skips the search for chunks without it (a scan of every chunk).
+FILLED = {"_id": "chunk list values"}
 
 
 def values_field(metadata: Mapping[str, object]) -> list[str]:
@@ -30,8 +33,12 @@ def values_field(metadata: Mapping[str, object]) -> list[str]:
 
 def index_and_backfill(chunks: Collection[dict[str, Any]]) -> None:
     """The index, and the field on chunk documents written before it (read from their stored
-    metadata; once, since every write since sets it)."""
+    metadata; once, since every write since sets it). A process stopped half-way leaves no
+    mark, and the next open fills the rest."""
     chunks.create_index([("collection", ASCENDING), (VALUES, ASCENDING)])
+    migrations = chunks.database["migrations"]
+    if migrations.find_one(FILLED) is not None:
+        return
     projection = {"_id": 1, **{f"node.metadata.{key}": 1 for key in VALUE_SOURCES}}
     writes: list[UpdateOne] = []
     for data in chunks.find({VALUES: {"$exists": False}}, projection):
@@ -42,6 +49,7 @@ def index_and_backfill(chunks: Collection[dict[str, Any]]) -> None:
             writes = []
     if writes:
         chunks.bulk_write(writes, ordered=False)
+    migrations.replace_one(FILLED, FILLED, upsert=True)
 
 
 def read_carriers(
