@@ -6,6 +6,7 @@ and a process the trimmed journal no longer reaches lists the collection once an
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -234,3 +235,25 @@ def test_a_state_the_trimmed_journal_no_longer_reaches_lists_once_and_is_right(
     assert refresh_state(newer, here, keywords, "c") is newer  # type: ignore[arg-type]
     assert here.calls == Counter({"changes_since": 1}), "back on the journal"
     writer.close()
+
+
+def test_a_file_written_before_the_value_table_answers_list_filters_as_written(
+    path: Path, tmp_path: Path
+) -> None:
+    """A docstore file from before the value table gets it on open, filled from the stored
+    chunk metadata, and a snapshot over it filters on years as over a new file."""
+    store = SQLiteDocStore(path)
+    for n in range(3):
+        add(store, f"doc{n}", n)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE chunk_values")
+    reopened = SQLiteDocStore(path)
+    state = refresh_state(None, reopened, BM25FilesIndex(tmp_path / "keywords"), "c")
+    written = {c.node_id: c.metadata["years"] for c in reopened.ready_chunks("c")}
+    for wanted in YEARS:
+        year = MetadataFilter(key="years", value=[wanted], operator=FilterOperator.ANY)
+        expected = {chunk_id for chunk_id, years in written.items() if wanted in years}
+        assert state.matching(MetadataFilters(filters=[year])) == expected
+    assert any(written.values())
+    reopened.close()

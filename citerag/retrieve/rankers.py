@@ -74,7 +74,7 @@ class RankSource(Protocol):
         ...
 
     def known_values(self, key: str) -> tuple[str, ...]:
-        """A list field's distinct stored values, as written."""
+        """A counted list field's (entities, topics) distinct stored values, as written."""
         ...
 
     def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:
