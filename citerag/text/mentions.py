@@ -14,7 +14,6 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Protocol
 
 MIN_ENTITY_CHARS = 3
@@ -71,6 +70,21 @@ class EntityMatcher:
         return found
 
 
+class TopicMatcher:
+    """Topics (`kind=value`, as LangExtract writes them) named by their value: a text naming the
+    value names every topic of it."""
+
+    def __init__(self, topics: Sequence[str]) -> None:
+        by_value: dict[str, list[str]] = defaultdict(list)
+        for topic in topics:
+            by_value[topic.partition("=")[2] or topic].append(topic)
+        self._by_value = by_value
+        self._values = EntityMatcher(list(by_value))
+
+    def mentions(self, text: str) -> list[str]:
+        return [topic for value in self._values.mentions(text) for topic in self._by_value[value]]
+
+
 def mentions_in(question: str, names: StoredNames) -> list[str]:
     """What `EntityMatcher` finds, with the values in a store instead of in memory: every span
     of the question that a value could be (whole words, MIN_ENTITY_CHARS to MAX_MENTION_CHARS
@@ -106,9 +120,3 @@ def _outermost(named: Iterable[str]) -> list[str]:
         if not any(value.casefold() in longer.casefold() for longer in kept):
             kept.append(value)
     return kept
-
-
-@lru_cache(maxsize=16)
-def entity_matcher(known: tuple[str, ...]) -> EntityMatcher:
-    """One matcher per distinct set of known values (a collection snapshot's), built once."""
-    return EntityMatcher(known)
