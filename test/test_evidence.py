@@ -11,6 +11,7 @@ import numpy as np
 from llama_index.core.schema import QueryBundle
 from state_helpers import stored_state
 
+from citerag.enrich.fields import TOPICS
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.doc_state import DocState, Place
 from citerag.retrieve.evidence import (
@@ -24,6 +25,7 @@ from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.page_evidence import PageKey
 from citerag.store.base import VectorQuery
 from citerag.store.keywords import KeywordQuery
+from citerag.text.mentions import EntityMatcher, TopicMatcher
 
 DIM = 4
 OFF = EvidenceWeights(entities=0, years=0, quotes=0, topics=0)
@@ -136,7 +138,7 @@ def test_a_year_the_question_names_raises_the_chunk_carrying_it() -> None:
 def test_nothing_is_computed_for_a_signal_that_is_off() -> None:
     built, state = retriever(OFF)
     asked: list[str] = []
-    state.known_values = lambda key: asked.append(key) or ()  # type: ignore[method-assign]
+    state.mentions = lambda key, text: asked.append(key) or []  # type: ignore[method-assign]
     ranking = built.rank(QueryBundle('"Acme Corp" in 2020?', embedding=list(np.ones(DIM))))
     assert ranking.evidence == {}
     assert asked == []
@@ -150,13 +152,18 @@ def test_the_ranking_reports_each_signal_that_found_something() -> None:
 
 
 def test_a_lower_case_word_does_not_name_a_capitalised_entity() -> None:
-    known = ("Dividend", "Netflix")
-    assert named_entities("Does Netflix pay a dividend?", known) == ["netflix"]
+    question = "Does Netflix pay a dividend?"
+    mentions = EntityMatcher(["Dividend", "Netflix"]).mentions(question)
+    assert named_entities(question, mentions) == ["netflix"]
 
 
 def test_quoted_phrases_of_two_words_or_more() -> None:
     question = 'Based on "PSEUDOCODE FOR RETRIEVAL METHODS", which "one" is longer?'
     assert quoted_phrases(question) == ["PSEUDOCODE FOR RETRIEVAL METHODS"]
+
+
+def _mentions(known: Sequence[str], key: str, text: str) -> list[str]:
+    return (TopicMatcher if key == TOPICS else EntityMatcher)(known).mentions(text)
 
 
 def view(index: dict[str, dict[str, set[str]]], known: dict[str, tuple[str, ...]]) -> Any:
@@ -167,7 +174,7 @@ def view(index: dict[str, dict[str, set[str]]], known: dict[str, tuple[str, ...]
         return ["quoted"]
 
     built = CollectionView(
-        known=lambda key: known.get(key, ()),
+        mentions=lambda key, text: _mentions(known.get(key, ()), key, text),
         carriers=lambda key, values: index.get(key, {}),
         doc_of=lambda chunk_id: chunk_id.split("-")[0],
         chunk_count=10,
@@ -230,10 +237,11 @@ def test_a_hard_filter_only_for_what_the_question_states() -> None:
     from citerag.tools.retriever import ListFilters
 
     facts = FactsQueryEngine(SimpleNamespace(filter_scopes={}))  # type: ignore[arg-type]
-    named_only = filters_for("How many people did Acme Corp employ?", ["Acme Corp"])
+    acme = EntityMatcher(["Acme Corp"]).mentions
+    named_only = filters_for("How many people did Acme Corp employ?", acme)
     assert named_only.entities == ["Acme Corp"]
     assert facts.scoped_filters(named_only) == ListFilters()  # evidence, not a filter
-    pinned = filters_for("How many people did Acme Corp employ in 2020?", ["Acme Corp"])
+    pinned = filters_for("How many people did Acme Corp employ in 2020?", acme)
     scoped = facts.scoped_filters(pinned)
     assert scoped.vector is None
     assert scoped.hard is not None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Collection
 
-from citerag.text.mentions import MIN_ENTITY_CHARS, EntityMatcher
+from citerag.text.mentions import MAX_MENTION_CHARS, MIN_ENTITY_CHARS, EntityMatcher, mentions_in
 
 KNOWN = [
     "Robert Morris",
@@ -71,3 +72,43 @@ def test_a_library_of_many_names_builds_one_lookup() -> None:
         "Name123456 Holdings",
         "Name7 Holdings",
     ]
+
+
+class _DictNames:
+    """Stored values looked up by folded text, counting the lookups (a docstore's value table)."""
+
+    def __init__(self, known: list[str]) -> None:
+        self.written: dict[str, str] = {}
+        for value in sorted(known, key=len, reverse=True):
+            if len(value) >= MIN_ENTITY_CHARS:
+                self.written.setdefault(value.casefold(), value)
+        self.lookups = 0
+
+    def named(self, folded: Collection[str]) -> dict[str, str]:
+        self.lookups += 1
+        return {f: self.written[f] for f in folded if f in self.written}
+
+
+def test_names_looked_up_in_a_store_are_the_ones_the_matcher_finds() -> None:
+    rng = random.Random(11)
+    words = ["acme", "corp", "net", "flix", "and", "the", "inc", "a", "b2b", "co-op", "x", "&"]
+    known = [*KNOWN, *(" ".join(rng.choices(words, k=rng.randint(1, 3))) for _ in range(300))]
+    matcher, store = EntityMatcher(known), _DictNames(known)
+    for _ in range(300):
+        question = " ".join(rng.choices([*words, ",", "?", "(", "ROBERT", "morris"], k=14))
+        assert mentions_in(question, store) == matcher.mentions(question), question
+    store.lookups = 0
+    assert mentions_in("What did ROBERT MORRIS build at viaweb?", store) == [
+        "Robert Morris",
+        "Viaweb",
+    ]
+    assert store.lookups == 1  # one lookup a question, whatever the store holds
+
+
+def test_a_stored_name_longer_than_the_mention_limit_is_not_looked_for() -> None:
+    long_name = "Word " * (MAX_MENTION_CHARS // 5) + "Holdings"
+    store = _DictNames([long_name, "Holdings"])
+    assert mentions_in(f"Is {long_name} a firm?", store) == ["Holdings"]
+    store.lookups = 0
+    assert mentions_in("", store) == []
+    assert store.lookups == 0  # an empty question asks nothing

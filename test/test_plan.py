@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from citerag.plan.offline import plan_offline, route
-from citerag.plan.question_filters import entity_mentions, filters_for, metadata_filters
+from citerag.plan.question_filters import filters_for, metadata_filters
 from citerag.plan.references import LabelRef, label_refs, page_spans
 from citerag.plan.subjects import with_subjects
 from citerag.store.base import PageRange
 from citerag.text.dates import years
+from citerag.text.mentions import EntityMatcher
 
 
 def planned(question: str) -> list[tuple[str, str]]:
@@ -164,10 +165,12 @@ def test_years_and_decades() -> None:
 
 def test_filters_come_from_the_sub_question_text() -> None:
     known = ["Viaweb", "Robert Morris", "Robert", "YC", "Lisp"]
-    found = filters_for("What did Robert Morris do at Viaweb in 1996?", known)
+    found = filters_for(
+        "What did Robert Morris do at Viaweb in 1996?", EntityMatcher(known).mentions
+    )
     assert found.years == ["1996"]
     assert found.entities == ["Robert Morris", "Viaweb"]  # "Robert" is inside a longer match
-    assert entity_mentions("What is lisping?", known) == []
+    assert filters_for("What is lisping?", EntityMatcher(known).mentions).entities == []
     assert filters_for("Describe Figure 3 on page 4").to_dict() == {
         "labels": ["figure:3"],
         "pages": [[4, 4]],

@@ -7,7 +7,7 @@ stored per chunk (years, entities) into LlamaIndex `MetadataFilters` on list fie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from llama_index.core.vector_stores.types import (
@@ -21,7 +21,6 @@ from citerag.enrich.fields import ENTITIES, YEARS
 from citerag.plan.references import label_refs, page_spans, sheet_refs
 from citerag.store.base import PageRange
 from citerag.text.dates import dates, years
-from citerag.text.mentions import entity_matcher
 from citerag.types import JSONObject
 
 _SECTION_KINDS = frozenset({"section", "item", "chapter"})
@@ -45,7 +44,11 @@ class SubQuestionFilters:
         return {key: value for key, value in data.items() if value}
 
 
-def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestionFilters:
+def filters_for(
+    question: str, mentions: Callable[[str], list[str]] | None = None
+) -> SubQuestionFilters:
+    """The filters a sub-question's text names; `mentions` finds the stored entity
+    values it names (none without it)."""
     refs = label_refs(question)
     return SubQuestionFilters(
         years=years(question, expand_decades=True),
@@ -54,13 +57,8 @@ def filters_for(question: str, known_entities: Sequence[str] = ()) -> SubQuestio
         sections=[r.key for r in refs if r.kind in _SECTION_KINDS],
         pages=page_spans(question),
         sheets=sheet_refs(question),
-        entities=entity_mentions(question, known_entities),
+        entities=mentions(question) if mentions else [],
     )
-
-
-def entity_mentions(question: str, known: Sequence[str]) -> list[str]:
-    """Stored entity values the question names (longest first, none inside another)."""
-    return entity_matcher(tuple(known)).mentions(question)
 
 
 def metadata_filters(

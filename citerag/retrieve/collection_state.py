@@ -33,7 +33,7 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
-from citerag.enrich.fields import ENTITIES
+from citerag.enrich.fields import TOPICS
 from citerag.retrieve.doc_index import DocIndex, KeyPages, PageIds, Places
 from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState, load_doc_state
 from citerag.retrieve.filters import chunk_matches
@@ -45,6 +45,7 @@ from citerag.retrieve.routing import DocumentRouter
 from citerag.store.base import DocStore
 from citerag.store.journal import ChangeSet
 from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
+from citerag.text.mentions import EntityMatcher, TopicMatcher
 from citerag.types import DocumentCard, DocumentRecord
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "Places", "page_texts", "refresh_state"]
@@ -103,16 +104,22 @@ class CollectionState:
         self.page_ids = PageIds(lookup)
         self.key_pages: Mapping[str, str] = KeyPages(lookup)  # page id -> its kind
         self._known: dict[str, tuple[str, ...]] = {}  # sorted when first asked
+        self._matchers: dict[str, EntityMatcher | TopicMatcher] = {}
         self.router = _router(self.docs)  # routes questions to documents by their cards
 
     @property
     def is_empty(self) -> bool:
         return not self.places
 
-    @property
-    def known_entities(self) -> tuple[str, ...]:
-        """The `distinct()` of stored entity values."""
-        return self.known_values(ENTITIES)
+    def mentions(self, key: str, text: str) -> list[str]:
+        """The stored values of list field `key` that `text` names (`RankSource.mentions`); a
+        topic (`kind=value`) is named by its value, and every topic of that value is given."""
+        matcher = self._matchers.get(key)
+        if matcher is None:  # built on the first question that asks (two threads: the same)
+            known = self.known_values(key)
+            matcher = TopicMatcher(known) if key == TOPICS else EntityMatcher(known)
+            self._matchers[key] = matcher
+        return matcher.mentions(text)
 
     def known_values(self, key: str) -> tuple[str, ...]:
         """The `distinct()` of a counted list field's stored values as written (sorted on the

@@ -36,11 +36,11 @@ from citerag.retrieve.fusion import Ranking, TiedRanking
 from citerag.retrieve.rankers import RankContext, Ranker, Stage
 from citerag.settings import EvidenceWeights
 from citerag.text.dates import years
-from citerag.text.mentions import entity_matcher
 
 # (list field, case-folded values) -> each of those values carried -> the ids of its chunks.
 Carriers = Callable[[str, Sequence[str]], Mapping[str, set[str]]]
-KnownValues = Callable[[str], tuple[str, ...]]
+# (list field, text) -> the field's stored values the text names (`RankSource.mentions`).
+Mentions = Callable[[str, str], list[str]]
 KeywordSearch = Callable[[str, Collection[str] | None], list[str]]
 
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
@@ -53,7 +53,7 @@ _NOTHING = TiedRanking(())
 class CollectionView:
     """What the signals read from a collection."""
 
-    known: KnownValues
+    mentions: Mentions
     carriers: Carriers
     doc_of: Callable[[str], str]
     chunk_count: int
@@ -78,11 +78,12 @@ def evidence_rankings(
     return found
 
 
-def named_entities(question: str, known: Sequence[str]) -> list[str]:
-    """Stored entities the question names, written with a capital there; case-folded."""
+def named_entities(question: str, mentions: Sequence[str]) -> list[str]:
+    """Of the stored entities the question names (`mentions`), those written with a capital
+    there; case-folded."""
     folded = question.casefold()
     named = []
-    for value in entity_matcher(tuple(known)).mentions(question):
+    for value in mentions:
         at = folded.find(value.casefold())
         if at >= 0 and question[at : at + 1].isupper():
             named.append(value.casefold())
@@ -96,7 +97,7 @@ def quoted_phrases(question: str) -> list[str]:
 def _by_entities(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
 ) -> TiedRanking:
-    values = named_entities(question, view.known(ENTITIES))
+    values = named_entities(question, view.mentions(ENTITIES, question))
     if not values:
         return _NOTHING
     chunks_of = view.carriers(ENTITIES, values)
@@ -117,11 +118,7 @@ def _by_years(
 def _by_topics(
     question: str, view: CollectionView, order: Sequence[str], allowed: Collection[str] | None
 ) -> TiedRanking:
-    by_value: dict[str, list[str]] = defaultdict(list)
-    for topic in view.known(TOPICS):
-        by_value[topic.partition("=")[2] or topic].append(topic.casefold())
-    named = entity_matcher(tuple(by_value)).mentions(question) if by_value else []
-    topics = [topic for value in named for topic in by_value[value]]
+    topics = [topic.casefold() for topic in view.mentions(TOPICS, question)]
     return _carriers(topics, TOPICS, view, order, allowed)
 
 
@@ -190,7 +187,7 @@ class EvidenceRanker(Ranker):
             return source.keyword_hits("chunk", text, limit, among)
 
         view = CollectionView(
-            source.known_values,
+            source.mentions,
             source.carriers,
             lambda chunk_id: source.place(chunk_id).doc_id,
             source.chunk_count,

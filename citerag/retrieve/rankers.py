@@ -73,8 +73,10 @@ class RankSource(Protocol):
         """The page's chunk ids, in reading order."""
         ...
 
-    def known_values(self, key: str) -> tuple[str, ...]:
-        """A counted list field's (entities, topics) distinct stored values, as written."""
+    def mentions(self, key: str, text: str) -> list[str]:
+        """The stored values of list field `key` that `text` names, whole words and case-blind,
+        as written: longest first, none inside another (`citerag.text.mentions`). A topic
+        (`kind=value`) is named by its value."""
         ...
 
     def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:

@@ -55,8 +55,8 @@ class SnapshotSource:
         """The page's chunk ids, in reading order."""
         return self.state.chunks_on(page_id)
 
-    def known_values(self, key: str) -> tuple[str, ...]:
-        return self.state.known_values(key)
+    def mentions(self, key: str, text: str) -> list[str]:
+        return self.state.mentions(key, text)
 
     def carriers(self, key: str, values: Sequence[str]) -> Mapping[str, set[str]]:
         return self.state.carriers(key, values)

@@ -11,12 +11,24 @@ snapshot is made at every change.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Protocol
 
 MIN_ENTITY_CHARS = 3
+# The longest stored value a question can be found to name when the values are looked up in a
+# store (`mentions_in`): every span of the question up to this length is one candidate.
+MAX_MENTION_CHARS = 100
 _WORD = re.compile(r"\w")
+
+
+class StoredNames(Protocol):
+    """A store of values looked up by their case-folded text (a docstore's value table)."""
+
+    def named(self, folded: Collection[str]) -> Mapping[str, str]:
+        """Those of `folded` that some stored value folds to -> that value as written."""
+        ...
 
 
 class EntityMatcher:
@@ -37,13 +49,7 @@ class EntityMatcher:
         self._lengths = {start: sorted(found, reverse=True) for start, found in lengths.items()}
 
     def mentions(self, question: str) -> list[str]:
-        folded = question.casefold()
-        named = {self._value_of[found] for found in self._found(folded)}
-        kept: list[str] = []
-        for value in sorted(named, key=lambda v: (-len(v), v)):
-            if not any(value.casefold() in longer.casefold() for longer in kept):
-                kept.append(value)
-        return kept
+        return _outermost({self._value_of[found] for found in self._found(question.casefold())})
 
     def _found(self, text: str) -> list[str]:
         """The longest value starting at each position that no word character precedes."""
@@ -64,7 +70,53 @@ class EntityMatcher:
         return found
 
 
-@lru_cache(maxsize=16)
-def entity_matcher(known: tuple[str, ...]) -> EntityMatcher:
-    """One matcher per distinct set of known values (a collection snapshot's), built once."""
-    return EntityMatcher(known)
+class TopicMatcher:
+    """Topics (`kind=value`, as LangExtract writes them) named by their value: a text naming the
+    value names every topic of it."""
+
+    def __init__(self, topics: Sequence[str]) -> None:
+        by_value: dict[str, list[str]] = defaultdict(list)
+        for topic in topics:
+            by_value[topic.partition("=")[2] or topic].append(topic)
+        self._by_value = by_value
+        self._values = EntityMatcher(list(by_value))
+
+    def mentions(self, text: str) -> list[str]:
+        return [topic for value in self._values.mentions(text) for topic in self._by_value[value]]
+
+
+def mentions_in(question: str, names: StoredNames) -> list[str]:
+    """What `EntityMatcher` finds, with the values in a store instead of in memory: every span
+    of the question that a value could be (whole words, MIN_ENTITY_CHARS to MAX_MENTION_CHARS
+    long) is asked for in one lookup, so a process holds no list of every name."""
+    folded = question.casefold()
+    spans = list(_spans(folded))
+    written = names.named({folded[start:end] for start, end in spans}) if spans else {}
+    longest: dict[int, int] = {}  # the longest stored value at each start
+    for start, end in spans:
+        if folded[start:end] in written and end > longest.get(start, 0):
+            longest[start] = end
+    return _outermost({written[folded[start:end]] for start, end in longest.items()})
+
+
+def _spans(text: str) -> Iterable[tuple[int, int]]:
+    """Every (start, end) where a value may stand: no word character just before the start
+    nor just after the end, as `EntityMatcher` requires."""
+    word = [bool(_WORD.match(char)) for char in text]
+    ends = [end for end in range(1, len(text) + 1) if end == len(text) or not word[end]]
+    for start in range(len(text)):
+        if start and word[start - 1]:
+            continue
+        for end in ends[bisect_left(ends, start + MIN_ENTITY_CHARS) :]:
+            if end - start > MAX_MENTION_CHARS:
+                break
+            yield start, end
+
+
+def _outermost(named: Iterable[str]) -> list[str]:
+    """The values longest first, less those inside a longer one kept."""
+    kept: list[str] = []
+    for value in sorted(named, key=lambda v: (-len(v), v)):
+        if not any(value.casefold() in longer.casefold() for longer in kept):
+            kept.append(value)
+    return kept

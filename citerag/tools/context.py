@@ -15,6 +15,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.answer.llm_answer import LLMAnswerer
 from citerag.answer.synthesizer import CitedSynthesizer, SubAnswer, ToolResult
+from citerag.enrich.fields import ENTITIES
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever
 from citerag.retrieve.postprocessors import NeighbourExpansion, SourcePostprocessors
@@ -67,10 +68,9 @@ class ToolContext:
     def collection(self) -> str:
         return self.state.name
 
-    @property
-    def known_entities(self) -> tuple[str, ...]:
-        """The `distinct()` of stored entity values over the collection."""
-        return self.state.known_entities
+    def entity_mentions(self, text: str) -> list[str]:
+        """The stored entity values `text` names (`CollectionState.mentions`)."""
+        return self.state.mentions(ENTITIES, text)
 
     @property
     def answerer(self) -> LLMAnswerer | None:

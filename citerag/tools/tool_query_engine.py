@@ -44,7 +44,7 @@ class ToolQueryEngine(BaseQueryEngine):
         self.context = context
 
     def filters_for(self, question: str) -> SubQuestionFilters:
-        return filters_for(question, self.context.known_entities)
+        return filters_for(question, self.context.entity_mentions)
 
     def sources_for(self, query: QueryBundle, filters: SubQuestionFilters) -> ToolResult:
         raise NotImplementedError
