@@ -135,6 +135,7 @@ def _doc(docstore: SQLiteDocStore, doc_id: str, seed: int, version: float = 1.0)
             "page": c + 1,
             "years": rng.sample(YEARS, rng.randint(0, 2)),
             "entities": [n.upper() if rng.random() < 0.3 else n for n in rng.sample(NAMES, 2)],
+            "topics": [f"product={n}" for n in rng.sample(NAMES, 1)],
         }
         for c in range(rng.randint(5, 20))
     }
@@ -149,7 +150,7 @@ def test_a_change_moves_filters_and_known_values_to_what_a_fresh_state_gives(see
     docstore = memory_docstore()
     docs = {d: _doc(docstore, d, seed + i) for i, d in enumerate(("a", "b", "c"))}
     before = CollectionState("c", docs, None, docstore)  # type: ignore[arg-type]
-    old_known = before.known_values("entities")
+    old_known = before.known_values("topics")
 
     replaced, added = _doc(docstore, "b", seed + 10, version=2.0), _doc(docstore, "d", seed + 20)
     docstore.delete_document("c", "c")
@@ -160,6 +161,17 @@ def test_a_change_moves_filters_and_known_values_to_what_a_fresh_state_gives(see
         assert after.matching(filters) == fresh.matching(filters)
     carried = set().union(*after.carriers("years", YEARS).values())
     assert carried and not any(chunk_id.startswith("c-") for chunk_id in carried)
-    assert after.known_values("entities") == fresh.known_values("entities")
-    assert after.known_values("entities") is after.known_values("entities")
-    assert before.known_values("entities") == old_known
+    assert after.known_values("topics") == fresh.known_values("topics")
+    assert after.known_values("topics") is after.known_values("topics")
+    assert before.known_values("topics") == old_known
+    # Entity names are looked up in the docstore: those of the documents it still holds.
+    question = " and ".join(name.upper() for name in NAMES)
+    held = {
+        str(name).casefold()
+        for doc_id in after.docs
+        for place in docstore.chunk_metadata("c", doc_id, ["entities"])
+        for name in place.metadata.get("entities", [])
+    }
+    named = after.mentions("entities", question)
+    assert held and {name.casefold() for name in named} == held
+    assert all(name in question for name in named)

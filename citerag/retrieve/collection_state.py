@@ -33,7 +33,6 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
-from citerag.enrich.fields import TOPICS
 from citerag.retrieve.doc_index import DocIndex, KeyPages, PageIds, Places
 from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState, load_doc_state
 from citerag.retrieve.filters import chunk_matches
@@ -45,7 +44,7 @@ from citerag.retrieve.routing import DocumentRouter
 from citerag.store.base import DocStore
 from citerag.store.journal import ChangeSet
 from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
-from citerag.text.mentions import EntityMatcher, TopicMatcher
+from citerag.text.mentions import TopicMatcher, mentions_in
 from citerag.types import DocumentCard, DocumentRecord
 
 __all__ = ["PLACE_KEYS", "CollectionState", "PageKey", "Places", "page_texts", "refresh_state"]
@@ -104,7 +103,7 @@ class CollectionState:
         self.page_ids = PageIds(lookup)
         self.key_pages: Mapping[str, str] = KeyPages(lookup)  # page id -> its kind
         self._known: dict[str, tuple[str, ...]] = {}  # sorted when first asked
-        self._matchers: dict[str, EntityMatcher | TopicMatcher] = {}
+        self._matchers: dict[str, TopicMatcher] = {}
         self.router = _router(self.docs)  # routes questions to documents by their cards
 
     @property
@@ -112,13 +111,14 @@ class CollectionState:
         return not self.places
 
     def mentions(self, key: str, text: str) -> list[str]:
-        """The stored values of list field `key` that `text` names (`RankSource.mentions`); a
-        topic (`kind=value`) is named by its value, and every topic of that value is given."""
+        """The stored values of list field `key` that `text` names (`RankSource.mentions`):
+        looked up in the docstore's value table, as the text writes them; a topic
+        (`kind=value`) is named by its value, and every topic of that value is given."""
+        if key not in COUNTED_FIELDS:
+            return mentions_in(text, _CarriedValues(self.docstore, self.name, key))
         matcher = self._matchers.get(key)
         if matcher is None:  # built on the first question that asks (two threads: the same)
-            known = self.known_values(key)
-            matcher = TopicMatcher(known) if key == TOPICS else EntityMatcher(known)
-            self._matchers[key] = matcher
+            matcher = self._matchers[key] = TopicMatcher(self.known_values(key))
         return matcher.mentions(text)
 
     def known_values(self, key: str) -> tuple[str, ...]:
@@ -220,6 +220,18 @@ class CollectionState:
         indexes = self._indexes.moved(docs, gone, loaded)
         at = self.generation if generation is None else generation
         return CollectionState(self.name, docs, self.keywords, self.docstore, indexes, at)
+
+
+@dataclass(frozen=True)
+class _CarriedValues:
+    """A list field's stored values, asked in the docstore (`citerag.text.mentions`)."""
+
+    docstore: DocStore
+    collection: str
+    key: str
+
+    def present(self, folded: Collection[str]) -> set[str]:
+        return self.docstore.values_carried(self.collection, self.key, folded)
 
 
 def _router(docs: Mapping[str, DocState]) -> DocumentRouter:

@@ -7,9 +7,10 @@ first lines, so only the first chunk of each page that
 holds a table is read (and, for the rare first chunk with fewer lines than the title search
 needs, that page's other chunks).
 
-A chunk's enrichment lists stay in the docstore's value table (`DocStore.chunks_carrying`); per
-document, only the distinct entities and topics it names, as written (the names a question may
-mention: `CollectionState.known_values`).
+A chunk's enrichment lists stay in the docstore's value table (`DocStore.chunks_carrying`,
+`values_carried`); per document, only the distinct topics it names, as written (a question
+names a topic by its value part, which the value table does not index:
+`CollectionState.known_values`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
-from citerag.enrich.fields import ENTITIES, TOPICS
+from citerag.enrich.fields import TOPICS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, PAGE_LABEL, SECTION
 from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.store.base import ChunkMetadata, DocStore
@@ -34,8 +35,10 @@ from citerag.types import DocumentCard
 
 log = logging.getLogger(__name__)
 PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
-# The list fields whose distinct values a document's state keeps.
-COUNTED_FIELDS = (ENTITIES, TOPICS)
+# The list fields whose distinct values a document's state keeps: topics, which LangExtract
+# writes a few of per document. Entity names grow with every document, so a question's
+# mentions of them are looked up in the docstore instead.
+COUNTED_FIELDS = (TOPICS,)
 # A place's keys, as the docstore's chunk metadata names them (what filters are written on).
 _KEYS = frozenset((*PLACE_KEYS, PAGE_LABEL))
 

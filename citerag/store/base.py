@@ -3,7 +3,7 @@ and the `Stores` bundle of them with the keyword index (`citerag.store.keywords`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -106,6 +106,11 @@ class DocStore(Protocol):
         `field` -> the ids of those chunks (every chunk written, ready or not); with `partial`,
         the chunks carrying a value that contains it. Values no chunk carries are left out:
         the answer is bounded by what was asked and who carries it, not by the collection."""
+        ...
+
+    def values_carried(self, collection: str, field: str, values: Collection[str]) -> set[str]:
+        """Those of `values` (case-folded) that some chunk carries in list field `field`: one
+        indexed lookup, however many chunks carry them (which names a question mentions)."""
         ...
 
     def count_chunks(self, collection: str, doc_id: str) -> int: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from citerag.store.mongo_values import (
     VALUES,
     index_and_backfill,
     projected,
+    read_carried,
     read_carriers,
     values_field,
 )
@@ -278,6 +279,9 @@ class MongoDocStore:
         self, collection: str, field: str, values: Sequence[str], partial: bool = False
     ) -> dict[str, set[str]]:
         return read_carriers(self._chunks, collection, field, values, partial)
+
+    def values_carried(self, collection: str, field: str, values: Collection[str]) -> set[str]:
+        return read_carried(self._chunks, collection, field, list(values))
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         return int(self._chunks.count_documents({"collection": collection, "doc_id": doc_id}))

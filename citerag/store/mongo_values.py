@@ -52,6 +52,24 @@ def index_and_backfill(chunks: Collection[dict[str, Any]]) -> None:
     migrations.replace_one(FILLED, FILLED, upsert=True)
 
 
+def read_carried(
+    chunks: Collection[dict[str, Any]], collection: str, field: str, values: Sequence[str]
+) -> set[str]:
+    """`DocStore.values_carried`: the asked values among the chunks' held ones, grouped on the
+    server (an indexed `$in`, one row per value back, no chunk read whole)."""
+    keys = {f"{field}:{fold(value)}": fold(value) for value in values}
+    if not keys:
+        return set()
+    asked = {"$in": list(keys)}
+    pipeline: list[dict[str, Any]] = [
+        {"$match": {"collection": collection, VALUES: asked}},
+        {"$unwind": f"${VALUES}"},
+        {"$match": {VALUES: asked}},
+        {"$group": {"_id": f"${VALUES}"}},
+    ]
+    return {keys[row["_id"]] for row in chunks.aggregate(pipeline) if row["_id"] in keys}
+
+
 def read_carriers(
     chunks: Collection[dict[str, Any]],
     collection: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from citerag.store.journal import JOURNAL_KEEP, ChangeKind, ChangeSet
 from citerag.store.sqlite_journal import DOCUMENT_COLUMNS, journal, read_changes
 from citerag.store.sqlite_journal import document_record as _record
 from citerag.store.sqlite_schema import open_schema
-from citerag.store.sqlite_values import read_carriers, replace_values, value_rows
+from citerag.store.sqlite_values import read_carried, read_carriers, replace_values, value_rows
 from citerag.store.vector_codec import (
     DEFAULT_ENCODING,
     checked_encoding,
@@ -240,6 +240,10 @@ class SQLiteDocStore:
     ) -> dict[str, set[str]]:
         with self._lock:
             return read_carriers(self._conn, collection, field, values, partial)
+
+    def values_carried(self, collection: str, field: str, values: Collection[str]) -> set[str]:
+        with self._lock:
+            return read_carried(self._conn, collection, field, values)
 
     def count_chunks(self, collection: str, doc_id: str) -> int:
         rows = self._read(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from citerag.nodes import VALUE_SOURCES, fold, folded_values
 
@@ -91,6 +91,25 @@ def insert_values(conn: sqlite3.Connection, rows: Iterable[ValueRow]) -> None:
         " VALUES (?, ?, ?, ?, ?)",
         rows,
     )
+
+
+def read_carried(
+    conn: sqlite3.Connection, collection: str, field: str, values: Collection[str]
+) -> set[str]:
+    """`DocStore.values_carried` on one connection (the caller holds its lock): the index on
+    (collection, field, value) answers it without reading a chunk."""
+    wanted = list(dict.fromkeys(fold(v) for v in values))
+    found: set[str] = set()
+    for start in range(0, len(wanted), _BATCH):
+        batch = wanted[start : start + _BATCH]
+        marks = ", ".join("?" * len(batch))
+        rows = conn.execute(
+            "SELECT DISTINCT value FROM chunk_values"  # noqa: S608
+            f" WHERE collection = ? AND field = ? AND value IN ({marks})",
+            (collection, field, *batch),
+        ).fetchall()
+        found.update(row[0] for row in rows)
+    return found
 
 
 def read_carriers(

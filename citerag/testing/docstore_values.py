@@ -73,6 +73,16 @@ class ValueTableContract:
             "figure:3": {"a-c2", "b-c2"}
         }
 
+    def test_values_carried_are_those_asked_that_some_chunk_holds(self, docstore: DocStore) -> None:
+        _stored(docstore, "a")
+        asked = ["NETFLIX", "paul graham", "graham", "absent", "2019"]
+        assert docstore.values_carried("main", ENTITIES, asked) == {"netflix", "paul graham"}
+        assert docstore.values_carried("main", YEARS, asked) == {"2019"}
+        assert docstore.values_carried("other", ENTITIES, asked) == set()
+        assert docstore.values_carried("main", ENTITIES, []) == set()
+        docstore.delete_document("main", "a")
+        assert docstore.values_carried("main", ENTITIES, asked) == set()
+
     def test_a_partial_value_finds_the_chunks_whose_values_contain_it(
         self, docstore: DocStore
     ) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
 MIN_ENTITY_CHARS = 3
@@ -26,8 +26,8 @@ _WORD = re.compile(r"\w")
 class StoredNames(Protocol):
     """A store of values looked up by their case-folded text (a docstore's value table)."""
 
-    def named(self, folded: Collection[str]) -> Mapping[str, str]:
-        """Those of `folded` that some stored value folds to -> that value as written."""
+    def present(self, folded: Collection[str]) -> Collection[str]:
+        """Those of `folded` that some stored value folds to."""
         ...
 
 
@@ -88,15 +88,17 @@ class TopicMatcher:
 def mentions_in(question: str, names: StoredNames) -> list[str]:
     """What `EntityMatcher` finds, with the values in a store instead of in memory: every span
     of the question that a value could be (whole words, MIN_ENTITY_CHARS to MAX_MENTION_CHARS
-    long) is asked for in one lookup, so a process holds no list of every name."""
+    long) is asked for in one lookup, so a process holds no list of every name. Each is given
+    as the question writes it (case-folded where folding changed the question's length)."""
     folded = question.casefold()
     spans = list(_spans(folded))
-    written = names.named({folded[start:end] for start, end in spans}) if spans else {}
+    present = set(names.present({folded[start:end] for start, end in spans})) if spans else set()
     longest: dict[int, int] = {}  # the longest stored value at each start
     for start, end in spans:
-        if folded[start:end] in written and end > longest.get(start, 0):
+        if folded[start:end] in present and end > longest.get(start, 0):
             longest[start] = end
-    return _outermost({written[folded[start:end]] for start, end in longest.items()})
+    spelling = question if len(question) == len(folded) else folded
+    return _outermost({spelling[start:end] for start, end in longest.items()})
 
 
 def _spans(text: str) -> Iterable[tuple[int, int]]:
