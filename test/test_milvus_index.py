@@ -24,6 +24,7 @@ from citerag.store.base import VectorQuery
 from citerag.store.factory import open_vector_index
 from citerag.store.milvus_freshness import Freshness
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.testing.page_index import PageIndexContract
 from citerag.testing.vector_index import DIM, VectorIndexContract, rows_for, unit_vectors
 
 
@@ -58,7 +59,7 @@ def drop_every_collection(index: MilvusIndex) -> None:
         client.drop_collection(name)
 
 
-class TestMilvusLite(VectorIndexContract):
+class TestMilvusLite(VectorIndexContract, PageIndexContract):
     @pytest.fixture
     def vector_index(self, db_path: Path) -> Iterator[MilvusIndex]:
         milvus = MilvusIndex(str(db_path))
@@ -70,7 +71,7 @@ class TestMilvusLite(VectorIndexContract):
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.integration
-class TestMilvusServer(VectorIndexContract):
+class TestMilvusServer(VectorIndexContract, PageIndexContract):
     @pytest.fixture
     def vector_index(self, milvus_server_uri: str) -> Iterator[MilvusIndex]:
         milvus = MilvusIndex(milvus_server_uri)

@@ -36,7 +36,7 @@ def _state(seed: int) -> CollectionState:
             for c in range(30)
         }
         held = {chunk_id: Place.of(where) for chunk_id, where in places.items()}
-        docs[f"d{d}"] = DocState(f"d{d}", 1.0, held, (), {}, frozenset(), None)
+        docs[f"d{d}"] = DocState(f"d{d}", 1.0, held, (), {}, frozenset())
     return CollectionState("c", docs, keywords=None)  # type: ignore[arg-type]
 
 
@@ -109,7 +109,7 @@ def _doc(doc_id: str, seed: int, version: float = 1.0) -> DocState:
         for c in range(rng.randint(5, 20))
     }
     held = {chunk_id: Place.of(where) for chunk_id, where in places.items()}
-    return DocState(doc_id, version, held, (), {}, frozenset(), None)
+    return DocState(doc_id, version, held, (), {}, frozenset())
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -3,7 +3,7 @@ and the `Stores` bundle of them with the keyword index (`citerag.store.keywords`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -34,6 +34,16 @@ class VectorRow:
     # some value was left out of the index's bounded columns (`store.milvus_lists`).
     lists: dict[str, list[str]] = field(default_factory=dict)
     lists_cut: bool = False
+
+
+@dataclass(frozen=True, eq=False)  # arrays have no plain equality
+class PageRow:
+    """One page's head vector (its title, period and first rows) as the page index keeps it."""
+
+    page_id: str  # `citerag.nodes.page_vector_key`
+    doc_id: str
+    page: int
+    vector: np.ndarray  # normalized
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no plain equality
@@ -129,8 +139,39 @@ class DocStore(Protocol):
     def close(self) -> None: ...
 
 
+class PageIndex(Protocol):
+    """The page head vectors of each collection, beside its chunk rows: searched for pages,
+    so that no process holds them. The docstore keeps them too and is their source of truth
+    (repair writes them here again from it)."""
+
+    def insert(self, collection: str, rows: Sequence[PageRow]) -> None:
+        """Upsert `rows` (the same page twice never duplicates), searchable at once."""
+        ...
+
+    def search(
+        self, collection: str, vector: np.ndarray, top_k: int, among: Collection[str] | None
+    ) -> list[tuple[str, float]]:
+        """(page id, cosine similarity) of the `top_k` pages nearest `vector` among `among`
+        (None: any), best first, ties by page id: exact where the index is (Milvus Lite)."""
+        ...
+
+    def doc_ids(self, collection: str) -> set[str]:
+        """The documents that have page rows (none when the collection has no page index)."""
+        ...
+
+    def count(self, collection: str, doc_id: str) -> int:
+        """The document's page rows."""
+        ...
+
+    def delete_document(self, collection: str, doc_id: str) -> None: ...
+
+
 class VectorIndex(Protocol):
-    """Vectors and filterable scalars (Milvus Lite file or a Milvus server)."""
+    """Vectors and filterable scalars (Milvus Lite file or a Milvus server); its `pages` hold
+    the page head vectors, and deleting a document or a collection deletes them too."""
+
+    @property
+    def pages(self) -> PageIndex: ...
 
     # Up to this many matching chunks, a filter on list fields reaches the search as the
     # chunks' ids rather than as the filter itself (which is then the slower of the two).

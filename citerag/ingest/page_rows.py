@@ -1,0 +1,71 @@
+"""A document's page rows in the vector index's page collection (`VectorIndex.pages`): each page
+that holds chunks, with its head vector.
+
+Ingest writes them from the vectors it just made; repair, and a collection made before the
+page collection existed, from the head vectors the docstore keeps (its source of truth).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from citerag.nodes import PAGE, page_vector_key
+from citerag.store.base import PageRow, Stores
+
+log = logging.getLogger(__name__)
+
+
+def write_page_rows(
+    stores: Stores,
+    collection: str,
+    doc_id: str,
+    pages: Iterable[int],
+    heads: Mapping[str, np.ndarray] | None = None,
+) -> int:
+    """Writes the page rows of `doc_id`'s `pages` from `heads` (by page key), or from the
+    docstore's head vectors when None; returns how many pages had a head vector."""
+    keys = {page: page_vector_key(doc_id, page) for page in sorted(set(pages))}
+    if heads is None:
+        heads = stores.docstore.get_sentence_vectors(collection, list(keys.values()))
+    rows = [
+        PageRow(key, doc_id, page, np.asarray(heads[key]).reshape(-1))
+        for page, key in keys.items()
+        if key in heads
+    ]
+    stores.vectors.pages.insert(collection, rows)
+    return len(rows)
+
+
+def restore_page_rows(stores: Stores, collection: str) -> int:
+    """Writes, from the docstore, the page rows of every ready document that has none (one
+    made before the page collection, or whose rows a crash lost); returns how many documents
+    got rows. Takes a second or two per 10,000 pages, once: the next check finds them."""
+    records = stores.docstore.list_documents(collection)
+    if not records:
+        return 0
+    have = stores.vectors.pages.doc_ids(collection)
+    lacking = [r.doc_id for r in records if r.doc_id not in have]
+    if not lacking:
+        return 0
+    started, restored, pages = time.perf_counter(), 0, 0
+    for doc_id in lacking:
+        chunks = stores.docstore.chunk_metadata(collection, doc_id, (PAGE,))
+        written = write_page_rows(
+            stores, collection, doc_id, (int(c.metadata.get(PAGE, 0)) for c in chunks)
+        )
+        restored += bool(written)
+        pages += written
+    if restored:
+        log.warning(
+            "collection %r: wrote the page head vectors of %d documents (%d pages) from the "
+            "docstore into the vector index's page collection (%.1f s)",
+            collection,
+            restored,
+            pages,
+            time.perf_counter() - started,
+        )
+    return restored
