@@ -28,16 +28,23 @@ def write_page_rows(
 ) -> int:
     """Writes the page rows of `doc_id`'s `pages` from `heads` (by page key), or from the
     docstore's head vectors when None; returns how many pages had a head vector."""
-    keys = {page: page_vector_key(doc_id, page) for page in sorted(set(pages))}
+    pages = sorted(set(pages))
     if heads is None:
-        heads = stores.docstore.get_sentence_vectors(collection, list(keys.values()))
-    rows = [
+        keys = [page_vector_key(doc_id, page) for page in pages]
+        heads = stores.docstore.get_sentence_vectors(collection, keys)
+    rows = page_rows(doc_id, pages, heads)
+    stores.vectors.pages.insert(collection, rows)
+    return len(rows)
+
+
+def page_rows(doc_id: str, pages: Iterable[int], heads: Mapping[str, np.ndarray]) -> list[PageRow]:
+    """The rows of `doc_id`'s `pages` that have a head vector in `heads` (by page key)."""
+    keys = {page: page_vector_key(doc_id, page) for page in sorted(set(pages))}
+    return [
         PageRow(key, doc_id, page, np.asarray(heads[key]).reshape(-1))
         for page, key in keys.items()
         if key in heads
     ]
-    stores.vectors.pages.insert(collection, rows)
-    return len(rows)
 
 
 def restore_page_rows(stores: Stores, collection: str) -> int:
