@@ -158,7 +158,9 @@ def run(chunks: int, folder: Path, per_page: int = CHUNKS_PER_PAGE) -> str:
         f"# Collection state memory at {chunks} chunks\n\n"
         f"{describe_machine()} (loaded: other jobs ran beside it).\n"
         f"Text: Microsoft and Netflix 10-K pages, cut into {per_page} chunks of 1,000 characters "
-        "per page, copied as 100-page documents.\n\n| measure | value |\n|---|---:|\n" + table + "\n"
+        "per page, copied as 100-page documents.\n\n| measure | value |\n|---|---:|\n"
+        + table
+        + "\n"
     )
 
 

@@ -49,15 +49,16 @@ def page_rows(doc_id: str, pages: Iterable[int], heads: Mapping[str, np.ndarray]
 
 
 def restore_page_rows(stores: Stores, collection: str) -> int:
-    """Writes, from the docstore, the page rows of every ready document that has none (one
-    made before the page collection, or whose rows a crash lost); returns how many documents
-    got rows. Rows go in batches of many documents (Milvus Lite flushes after each insert):
-    about 10 s per 10,000 pages on 2 shared cores, once, since the next check finds them."""
-    records = stores.docstore.list_documents(collection)
-    if not records:
+    """Writes, from the docstore, the page rows of every ready document when the vector index
+    has none at all (a collection made before the page collection, or one whose page
+    collection was lost); returns how many documents got rows. A document that lost only its
+    own rows is found by split-brain repair with its chunk rows (ingest writes both before the
+    document turns ready), so the check every process makes is one count, not a listing (which
+    took a second per 10,000 pages). Rows go in batches of many documents (Milvus Lite flushes
+    after each insert): about 10 s per 10,000 pages on 2 shared cores, once."""
+    if stores.vectors.pages.count(collection):
         return 0
-    have = stores.vectors.pages.doc_ids(collection)
-    lacking = [r.doc_id for r in records if r.doc_id not in have]
+    lacking = [r.doc_id for r in stores.docstore.list_documents(collection)]
     started, restored, pages = time.perf_counter(), 0, 0
     batch: list[PageRow] = []
     for doc_id in lacking:

@@ -159,11 +159,12 @@ class PageIndex(Protocol):
         """The documents that have page rows (none when the collection has no page index)."""
         ...
 
-    def count(self, collection: str, doc_id: str) -> int:
-        """The document's page rows."""
+    def count(self, collection: str, doc_id: str | None = None) -> int:
+        """The page rows of the collection, or of one document."""
         ...
 
     def delete_document(self, collection: str, doc_id: str) -> None: ...
+    def drop(self, collection: str) -> None: ...
 
 
 class VectorIndex(Protocol):

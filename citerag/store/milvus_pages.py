@@ -135,14 +135,15 @@ class MilvusPages:
             self._load(name)
             return {str(row["doc_id"]) for row in all_rows(client, name, 'id != ""', ["doc_id"])}
 
-    def count(self, collection: str, doc_id: str) -> int:
+    def count(self, collection: str, doc_id: str | None = None) -> int:
         name, client = self.name(collection), self._index.client
+        expression = "" if doc_id is None else f"doc_id == {milvus_literal(doc_id)}"
         with self._index.lock:
             if not client.has_collection(name):
                 return 0
             self._load(name)
             found: list[dict[str, Any]] = client.query(
-                name, filter=f"doc_id == {milvus_literal(doc_id)}", output_fields=["count(*)"]
+                name, filter=expression, output_fields=["count(*)"]
             )
         return int(found[0]["count(*)"])
 
