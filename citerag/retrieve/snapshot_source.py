@@ -37,7 +37,7 @@ class SnapshotSource:
         return self.docstore.get_sentence_vectors(self.state.name, list(chunk_ids))
 
     def head_vectors(self, pages: Collection[PageKey]) -> dict[str, np.ndarray]:
-        return self.sentence_vectors(sorted({page.id for page in pages}))
+        return self.sentence_vectors(sorted({page.id for page in pages})) if pages else {}
 
     def page_vector_hits(
         self, vector: np.ndarray, top_k: int, allowed: set[str] | None
