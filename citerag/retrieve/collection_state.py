@@ -14,9 +14,11 @@ keyword index (`citerag.store.keywords`), kept in line with the docstore one doc
 searched for the nearest pages (`VectorIndex.pages`), and the docstore gives a page's head
 vector when a ranker asks for it.
 
-Memory per collection (measured: benchmarks/state_memory.py, 10,200 chunks of 10-K text): the
-place and the value indexes per chunk, per page its key and chunk ids, plus the keyword index's
-own (bm25s files: its segments are held in memory).
+Memory per collection (measured: benchmarks/state_memory.py, 10,200 chunks of 10-K text on
+3,400 pages): about 350 B per chunk, its page's share included (the place and the value
+indexes; per page its key and chunk ids), plus the keyword index's own (bm25s files: its
+segments are held in memory). Holding the page head vectors cost 2.9 KB more per page
+(benchmarks/results/page_vectors.md).
 """
 
 from __future__ import annotations
