@@ -210,8 +210,9 @@ class MilvusIndex:
 
     def note_change(self, collection: str) -> None:
         """The collection changed (here or through another process): searches on a server are
-        Strong for a while (`milvus_freshness`)."""
+        Strong for a while (`milvus_freshness`), its page searches too."""
         self._freshness.changed(milvus_collection_name(collection))
+        self._freshness.changed(self.pages.name(collection))
 
     def flush(self, name: str) -> None:
         """Flush the Milvus collection `name` on Milvus Lite (nothing on a server) after a
