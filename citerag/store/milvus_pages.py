@@ -14,19 +14,19 @@ ids after all, in slices of FILTER_SLICE.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 import numpy as np
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
 
 from citerag.store.base import PageRow
+from citerag.store.milvus_caps import MilvusCapabilities
 from citerag.store.milvus_filters import id_filters, milvus_literal
 from citerag.store.milvus_rows import all_rows
 from citerag.store.milvus_schema import ID_BYTES, SCALAR_FIELDS, milvus_collection_name
-
-if TYPE_CHECKING:
-    from citerag.store.milvus_index import MilvusIndex
 
 SUFFIX = "_pg"
 MAX_FILTER_IDS = 200
@@ -50,10 +50,26 @@ def page_schema(dim: int) -> CollectionSchema:
     return schema
 
 
+class _Host(Protocol):
+    """What the page collection uses of the `MilvusIndex` it sits beside."""
+
+    capabilities: MilvusCapabilities
+
+    @property
+    def client(self) -> MilvusClient: ...
+    @property
+    def lock(self) -> threading.RLock: ...
+    @property
+    def read_lock(self) -> AbstractContextManager[object]: ...
+    def flush(self, name: str) -> None: ...
+    def consistency(self, name: str) -> dict[str, str]: ...
+    def remove_rows(self, name: str, doc_id: str) -> None: ...
+
+
 class MilvusPages:
     """`PageIndex` on the client and locks of a `MilvusIndex` (which owns and closes them)."""
 
-    def __init__(self, index: MilvusIndex) -> None:
+    def __init__(self, index: _Host) -> None:
         self._index = index
         self._loaded: set[str] = set()
 
