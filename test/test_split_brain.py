@@ -95,7 +95,7 @@ def chunk_pages(stored: Stored) -> set[int]:
     return {int(chunk["metadata"]["page"]) for chunk in stored.chunks.values()}
 
 
-def test_page_rows_are_written_at_ingest_come_back_when_lost_and_go_with_the_document(
+def test_page_rows_are_written_at_ingest_filled_for_an_old_collection_and_go_with_the_document(
     stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     engine = Engine(stored.settings, embedder=embedder)
@@ -109,7 +109,8 @@ def test_page_rows_are_written_at_ingest_come_back_when_lost_and_go_with_the_doc
             assert pages.search(collection, head[0], 1, None)[0][0] == key
         state = engine.searchable_state(collection)
         assert state.page_vector_hits(next(iter(heads.values()))[0], 2)
-        pages.delete_document(collection, doc_id)  # rows a crash lost
+        pages.drop(collection)  # as a collection made before its page collection was
+        assert not engine.vectors.pages.count(collection)
     finally:
         engine.close()
     with caplog.at_level(logging.WARNING, logger="citerag.ingest.page_rows"):
@@ -117,6 +118,8 @@ def test_page_rows_are_written_at_ingest_come_back_when_lost_and_go_with_the_doc
     assert "wrote the page head vectors of 1 documents" in caplog.text
     engine = Engine(stored.settings, embedder=embedder)
     try:
+        key, head = next(iter(heads.items()))
+        assert engine.searchable_state(collection).page_vector_hits(head[0], 1) == [key]
         assert engine.delete(DEMO_PDF.name, collection) == 1
         assert engine.vectors.pages.doc_ids(collection) == set()
     finally:
