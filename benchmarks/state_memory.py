@@ -5,13 +5,16 @@ Builds a collection of N chunks (default 10,000) from real 10-K text: the Micros
 documents of 100 pages until N chunks exist (each copy its own document, chunk and page ids;
 head vectors random, 384 dimensions), enriched as ingest does offline (the rules extractor:
 years, dates, amounts, percents, caption labels, entities). Everything is written through the
-project's stores (SQLite docstore, bm25s-files keyword index), one document at a time. Then, in
-a fresh index object, tracemalloc measures the cold open (keyword segments loaded from disk,
-state loaded from the docstore without chunk text), and the time of a refresh after one more
-document (delta), of a keyword search, of a year filter over the whole collection and of the
-chunks carrying a few named entities (what the evidence signals ask).
+project's stores (SQLite docstore, bm25s-files keyword index), one document at a time; the page
+rows go into a Milvus Lite page collection afterwards, from the docstore, as a collection made
+before the page collection gets them on its first open (timed). Then, in a fresh index object,
+tracemalloc measures the cold open (keyword segments loaded from disk, state loaded from the
+docstore without chunk text), and the time of a refresh after one more document (delta), of a
+keyword search, of a year filter over the whole collection, of the chunks carrying a few named
+entities (what the evidence signals ask) and of a page head vector search (all pages, and a
+third of them allowed).
 
-Run: .venv/bin/python -m benchmarks.state_memory [--chunks 10000]
+Run: .venv/bin/python -m benchmarks.state_memory [--chunks 10000] [--chunks-per-page 3]
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from benchmarks.tables import RESULTS, publish, shared_data_missing
 from citerag.enrich.fields import ENTITIES, YEARS
 from citerag.enrich.step import Enricher
 from citerag.eval.machine import describe_machine
+from citerag.ingest.page_rows import restore_page_rows
 from citerag.nodes import chunk_node, page_vector_key
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.retrieve.page_evidence import keyword_entries
 from citerag.retrieve.snapshot_source import SnapshotSource
+from citerag.store.base import Stores
 from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.milvus_index import MilvusIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
 
@@ -60,10 +66,10 @@ def page_texts() -> list[str]:
     return texts
 
 
-def document(doc_id: str, pages: list[str]) -> list[TextNode]:
+def document(doc_id: str, pages: list[str], per_page: int = CHUNKS_PER_PAGE) -> list[TextNode]:
     nodes: list[TextNode] = []
     for number, text in enumerate(pages, start=1):
-        for part in range(CHUNKS_PER_PAGE):
+        for part in range(per_page):
             start = part * CHUNK_CHARS
             nodes.append(
                 chunk_node(
@@ -81,8 +87,14 @@ def document(doc_id: str, pages: list[str]) -> list[TextNode]:
     return nodes
 
 
-def write(store: SQLiteDocStore, keywords: BM25FilesIndex, doc_id: str, pages: list[str]) -> int:
-    nodes = document(doc_id, pages)
+def write(
+    store: SQLiteDocStore,
+    keywords: BM25FilesIndex,
+    doc_id: str,
+    pages: list[str],
+    per_page: int = CHUNKS_PER_PAGE,
+) -> int:
+    nodes = document(doc_id, pages, per_page)
     ENRICHER.enrich(nodes)
     store.put_document(
         DocumentRecord(doc_id, f"{doc_id}.pdf", "big", len(pages), "copy", "pending", time.time())
@@ -100,9 +112,11 @@ def write(store: SQLiteDocStore, keywords: BM25FilesIndex, doc_id: str, pages: l
 
 def lookups(state: CollectionState, store: SQLiteDocStore) -> tuple[float, float]:
     """Median seconds of a year filter over the collection and of the chunks carrying five of
-    its entities (spread over its sorted distinct values)."""
-    known = state.known_values(ENTITIES)
-    named = [value.casefold() for value in known[:: max(len(known) // 5, 1)][:5]]
+    its entities (spread over its first document's distinct values)."""
+    first = next(iter(state.docs))
+    held = store.chunk_metadata(state.name, first, [ENTITIES])
+    known = sorted({str(v).casefold() for c in held for v in c.metadata.get(ENTITIES, [])})
+    named = known[:: max(len(known) // 5, 1)][:5]
     source = SnapshotSource(state, store, lambda vector, top_k, allowed: [])
     year_times, entity_times = [], []
     for year in YEARS_ASKED * 5:
@@ -118,7 +132,7 @@ def lookups(state: CollectionState, store: SQLiteDocStore) -> tuple[float, float
     return statistics.median(year_times), statistics.median(entity_times)
 
 
-def run(chunks: int, folder: Path) -> str:
+def run(chunks: int, folder: Path, per_page: int = CHUNKS_PER_PAGE) -> str:
     texts = page_texts()
     store = SQLiteDocStore(folder / "docstore.sqlite")
     keywords = BM25FilesIndex(folder / "keywords")
@@ -126,20 +140,24 @@ def run(chunks: int, folder: Path) -> str:
     while written < chunks:
         first = (copy * PAGES_PER_DOC) % len(texts)
         pages = [texts[(first + i) % len(texts)] for i in range(PAGES_PER_DOC)]
-        written += write(store, keywords, f"{copy:016x}" + "0" * 48, pages)
+        written += write(store, keywords, f"{copy:016x}" + "0" * 48, pages, per_page)
         copy += 1
+    milvus = MilvusIndex(str(folder / "milvus.db"))
+    started = time.perf_counter()
+    restore_page_rows(Stores(store, milvus, keywords), "big")
+    fill_s = time.perf_counter() - started
     tracemalloc.start()
     started = time.perf_counter()
     fresh = BM25FilesIndex(folder / "keywords")
     fresh.doc_ids("big")
     keyword_bytes, _ = tracemalloc.get_traced_memory()
-    state = refresh_state(None, store, fresh, "big", FINANCE)
+    state = refresh_state(None, store, fresh, "big", FINANCE, milvus.pages)
     cold_s = time.perf_counter() - started
     total_bytes, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     n_pages = len(state.page_ids)
     state_bytes = total_bytes - keyword_bytes
-    write(store, keywords, "f" * 64, texts[:PAGES_PER_DOC])
+    write(store, keywords, "f" * 64, texts[:PAGES_PER_DOC], per_page)
     started = time.perf_counter()
     newer = refresh_state(state, store, fresh, "big", FINANCE)
     delta_s = time.perf_counter() - started
@@ -149,6 +167,10 @@ def run(chunks: int, folder: Path) -> str:
         newer.keyword_hits("chunk", query, 35)
         searches.append(time.perf_counter() - started)
     year_s, entity_s = lookups(newer, store)
+    vectors = np.random.default_rng(1).standard_normal((20, DIM)).astype(np.float32)
+    every = page_search_ms(newer, vectors, None)
+    third = page_search_ms(newer, vectors, set(list(newer.page_ids)[::3]))
+    milvus.close()
     store.close()
     n_chunks, mib = len(state.places), 2**20
     per_entry = keyword_bytes / (n_chunks + n_pages)
@@ -162,25 +184,41 @@ def run(chunks: int, folder: Path) -> str:
         ("chunk keyword search p50", f"{statistics.median(searches) * 1000:.1f} ms"),
         ("year filter over every chunk p50 (`matching`)", f"{year_s * 1000:.2f} ms"),
         ("chunks carrying 5 named entities p50 (`carriers`)", f"{entity_s * 1000:.2f} ms"),
+        ("page head vector search p50, top 35 of every page", f"{every:.1f} ms"),
+        ("page head vector search p50, top 35 of a third of the pages", f"{third:.1f} ms"),
+        ("page rows written from the docstore (an old collection's first open)", f"{fill_s:.1f} s"),
     ]
     table = "\n".join(f"| {name} | {value} |" for name, value in rows)
     return (
         f"# Collection state memory at {chunks} chunks\n\n"
-        f"Machine: {describe_machine()} (loaded: other jobs ran beside it).\n"
-        "Text: Microsoft and Netflix 10-K pages, cut into 1,000-character chunks, copied as "
-        "100-page documents.\n\n| measure | value |\n|---|---:|\n" + table + "\n"
+        f"{describe_machine()} (loaded: other jobs ran beside it).\n"
+        f"Text: Microsoft and Netflix 10-K pages, cut into {per_page} chunks of 1,000 characters "
+        "per page, copied as 100-page documents.\n\n| measure | value |\n|---|---:|\n"
+        + table
+        + "\n"
     )
+
+
+def page_search_ms(state: CollectionState, vectors: np.ndarray, allowed: set[str] | None) -> float:
+    times = []
+    for vector in vectors:
+        started = time.perf_counter()
+        state.page_vector_hits(vector, 35, allowed)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--chunks-per-page", type=int, default=CHUNKS_PER_PAGE)
     args = parser.parse_args()
     if shared_data_missing(PDFS):
         return
     with tempfile.TemporaryDirectory() as folder:
-        report = run(args.chunks, Path(folder))
-    publish(report, RESULTS / f"state_memory_{args.chunks}.md")
+        report = run(args.chunks, Path(folder), args.chunks_per_page)
+    suffix = "" if args.chunks_per_page == CHUNKS_PER_PAGE else f"_{args.chunks_per_page}pp"
+    publish(report, RESULTS / f"state_memory_{args.chunks}{suffix}.md")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@ class Engine:
             settings.retrieval.vocabulary,
             self.check_collection,
             self.vectors.note_change,
+            self.vectors.pages,
         )
         self._repairs = RepairOnce(repairer, on_repaired=self._states.forget)
         self._models = ModelCheck(self.docstore, self.embedder)

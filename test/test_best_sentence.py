@@ -4,7 +4,6 @@ candidates' pages (a running header, a figure's source line) is skipped."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,7 @@ from state_helpers import memory_docstore
 from test_evidence import OFF, Keywords, Vectors, doc_state, evidence_settings, place
 
 from citerag.domain import DomainVocabulary
-from citerag.nodes import BLOCK_TYPE
+from citerag.nodes import BLOCK_TYPE, page_vector_key
 from citerag.retrieve.best_sentence import MAX_SHARED_PAGES, best_sentence_scores
 from citerag.retrieve.collection_state import CollectionState
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
@@ -104,11 +103,11 @@ def test_a_table_is_also_scored_by_its_page_head_and_prose_is_not() -> None:
         "other": {**place("doc", 3), BLOCK_TYPE: "text"},
     }
     vectors = {"rows": np.stack([FAR]), "prose": np.stack([FAR]), "other": np.stack([MIDDLE])}
-    # Page heads, held by the collection's state: the statement's title and period, a prose
-    # page's head (not read), and a third page's.
-    heads = np.stack([CLOSE, QUESTION, FAR])
-    doc = replace(doc_state("doc", places), vectors=heads)
-    state = CollectionState("c", {"doc": doc}, Keywords([]), memory_docstore())  # type: ignore[arg-type]
+    # Page heads, kept by the docstore beside the sentences: the statement's title and period,
+    # a prose page's head (not read), and a third page's.
+    heads = {1: CLOSE, 2: QUESTION, 3: FAR}
+    vectors |= {page_vector_key("doc", page): head[None] for page, head in heads.items()}
+    state = CollectionState("c", {"doc": doc_state("doc", places)}, Keywords([]), memory_docstore())  # type: ignore[arg-type]
     retriever = HybridRetriever(
         Vectors(list(places)),  # type: ignore[arg-type]
         SentenceStore(vectors),  # type: ignore[arg-type]

@@ -47,7 +47,7 @@ def doc_state(doc: str, places: dict[str, dict[str, Any]]) -> DocState:
     for chunk_id, where in places.items():
         chunk_ids.setdefault(PageKey(doc, where["page"]), []).append(chunk_id)
     held = {chunk_id: Place.of(where) for chunk_id, where in places.items()}
-    return DocState(doc, 1.0, held, tuple(chunk_ids), chunk_ids, frozenset(), None)
+    return DocState(doc, 1.0, held, tuple(chunk_ids), chunk_ids, frozenset())
 
 
 class Keywords:

@@ -20,10 +20,11 @@ from helpers import MILVUS_BACKENDS
 
 from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
-from citerag.store.base import VectorQuery
+from citerag.store.base import PageRow, VectorQuery
 from citerag.store.factory import open_vector_index
 from citerag.store.milvus_freshness import Freshness
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
+from citerag.testing.page_index import PageIndexContract
 from citerag.testing.vector_index import DIM, VectorIndexContract, rows_for, unit_vectors
 
 
@@ -58,7 +59,7 @@ def drop_every_collection(index: MilvusIndex) -> None:
         client.drop_collection(name)
 
 
-class TestMilvusLite(VectorIndexContract):
+class TestMilvusLite(VectorIndexContract, PageIndexContract):
     @pytest.fixture
     def vector_index(self, db_path: Path) -> Iterator[MilvusIndex]:
         milvus = MilvusIndex(str(db_path))
@@ -70,7 +71,7 @@ class TestMilvusLite(VectorIndexContract):
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.integration
-class TestMilvusServer(VectorIndexContract):
+class TestMilvusServer(VectorIndexContract, PageIndexContract):
     @pytest.fixture
     def vector_index(self, milvus_server_uri: str) -> Iterator[MilvusIndex]:
         milvus = MilvusIndex(milvus_server_uri)
@@ -251,15 +252,19 @@ def test_a_write_through_another_client_is_found_by_the_first_search_after_its_c
     index._freshness = Freshness(window_s=5.0)
     vectors = unit_vectors(6, seed=9)
     index.insert("main", rows_for("d1", vectors[:3]))
+    index.pages.insert("main", [PageRow("d1-page00001", "d1", 1, vectors[0])])
     index.search("main", VectorQuery(vectors[[0]], top_k=1))
+    index.pages.search("main", vectors[0], 1, None)
     writer = MilvusIndex(index.uri)
     try:
         writer.insert("main", rows_for("d2", vectors[3:]))
+        writer.pages.insert("main", [PageRow("d2-page00001", "d2", 1, vectors[4])])
     finally:
         writer.close()
     index.note_change("main")
     hits = index.search("main", VectorQuery(vectors[[4]], top_k=1))
     assert hits[0][0][0] == "d2-c1"
+    assert index.pages.search("main", vectors[4], 1, None)[0][0] == "d2-page00001"
 
 
 def test_the_freshness_window_starts_at_a_change_or_the_first_search() -> None:

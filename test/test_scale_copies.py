@@ -6,13 +6,18 @@ in first exactly as they are."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from benchmarks.datasets.realistic_copies import CopyPlan, perturbed, renamable_words, year_offset
-from benchmarks.datasets.scaled_library import SourceDocument, copies, source_words
+from benchmarks.datasets.scaled_library import SourceDocument, copies, source_words, write_batch
 from citerag.nodes import chunk_node, page_vector_key
+from citerag.store.base import Stores
+from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.milvus_index import MilvusIndex
+from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
 
 DIM = 384
@@ -149,3 +154,24 @@ def test_perturbation_averages_a_cosine_of_about_0_9() -> None:
     cosines = np.sum(rows / 3.0 * moved, axis=1)
     assert cosines.mean() == pytest.approx(0.90, abs=0.01)
     assert np.all(perturbed(np.zeros((2, DIM), np.float32), rng) == 0)
+
+
+@pytest.mark.slow  # Milvus Lite: over a second
+def test_the_bulk_writer_writes_each_copy_s_page_rows(tmp_path: Path) -> None:
+    stores = Stores(
+        SQLiteDocStore(tmp_path / "docstore.sqlite"),
+        MilvusIndex(str(tmp_path / "milvus.db")),
+        BM25FilesIndex(tmp_path / "keywords"),
+    )
+    try:
+        batch = list(copies([source_document()], "library", 9))
+        write_batch(stores, "library", batch)
+        pages = stores.vectors.pages
+        assert pages.doc_ids("library") == {d.record.doc_id for d in batch}
+        copy = batch[-1]
+        head = copy.sentences[page_vector_key(copy.record.doc_id, 2)][0]
+        assert pages.search("library", head, 1, None)[0][0] == page_vector_key(
+            copy.record.doc_id, 2
+        )
+    finally:
+        stores.close()

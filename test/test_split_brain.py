@@ -15,6 +15,7 @@ from helpers import DEMO_PDF, MILVUS_BACKENDS, make_old_schema_collection, milvu
 
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
+from citerag.nodes import page_vector_key
 from citerag.settings import Settings
 from citerag.store.milvus_index import MilvusIndex
 from citerag.store.milvus_lists import LIST_COLUMNS, folded
@@ -80,11 +81,49 @@ def reopen_and_check(stored: Stored, embedder: Embedder, caplog: pytest.LogCaptu
         sentences = engine.docstore.get_sentence_vectors(stored.collection, list(stored.chunks))
         for chunk_id, matrix in stored.sentences.items():
             np.testing.assert_allclose(sentences[chunk_id], matrix, atol=2e-3)
+        assert engine.vectors.pages.count(stored.collection, stored.doc_id) == len(
+            chunk_pages(stored)
+        ), "every page that holds chunks has its page row"
         answer = engine.query("Which parser was chosen?", stored.collection)
         assert answer.sources
     finally:
         engine.close()
     return "\n".join(r.getMessage() for r in caplog.records if "split-brain" in r.getMessage())
+
+
+def chunk_pages(stored: Stored) -> set[int]:
+    return {int(chunk["metadata"]["page"]) for chunk in stored.chunks.values()}
+
+
+def test_page_rows_are_written_at_ingest_filled_for_an_old_collection_and_go_with_the_document(
+    stored: Stored, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = Engine(stored.settings, embedder=embedder)
+    collection, doc_id = stored.collection, stored.doc_id
+    try:
+        pages = engine.vectors.pages
+        assert pages.count(collection, doc_id) == len(chunk_pages(stored)) >= 2
+        keys = {page_vector_key(doc_id, page): page for page in chunk_pages(stored)}
+        heads = engine.docstore.get_sentence_vectors(collection, list(keys))
+        for key, head in heads.items():
+            assert pages.search(collection, head[0], 1, None)[0][0] == key
+        state = engine.searchable_state(collection)
+        assert state.page_vector_hits(next(iter(heads.values()))[0], 2)
+        pages.drop(collection)  # as a collection made before its page collection was
+        assert not engine.vectors.pages.count(collection)
+    finally:
+        engine.close()
+    with caplog.at_level(logging.WARNING, logger="citerag.ingest.page_rows"):
+        reopen_and_check(stored, embedder, caplog)
+    assert "wrote the page head vectors of 1 documents" in caplog.text
+    engine = Engine(stored.settings, embedder=embedder)
+    try:
+        key, head = next(iter(heads.items()))
+        assert engine.searchable_state(collection).page_vector_hits(head[0], 1) == [key]
+        assert engine.delete(DEMO_PDF.name, collection) == 1
+        assert engine.vectors.pages.doc_ids(collection) == set()
+    finally:
+        engine.close()
 
 
 def test_dropped_milvus_rows_are_rebuilt_from_the_docstore(

@@ -16,6 +16,7 @@ import numpy as np
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from citerag.engine import Engine
+from citerag.ingest.page_rows import write_page_rows
 from citerag.ingest.vectors import PREVIEW_CHARS, chunk_vectors
 from citerag.nodes import (
     DOC_ID,
@@ -88,14 +89,18 @@ def _write_copy(
         engine.docstore.put_document(record)
         engine.docstore.put_chunks(target, copied)
         features = {c.node_id: sentence[o.node_id] for c, o in zip(copied, doc_nodes, strict=True)}
-        features.update(
-            {page_vector_key(new_id, p): heads[page_vector_key(doc_id, p)] for p in pages}
-        )
+        copied_heads = {
+            page_vector_key(new_id, p): heads[page_vector_key(doc_id, p)]
+            for p in pages
+            if page_vector_key(doc_id, p) in heads
+        }
+        features.update(copied_heads)
         engine.docstore.put_sentence_vectors(target, features)
         engine.vectors.ensure_collection(target, vectors.shape[1])
         engine.vectors.insert(
             target, [_row(c, vectors[i]) for c, i in zip(copied, rows, strict=True)]
         )
+        write_page_rows(engine.stores, target, new_id, pages, copied_heads)
         engine.keywords.add_document(target, new_id, keyword_entries(copied))
         engine.docstore.mark_ready(target, new_id)
         written.update((c.node_id, vectors[i]) for c, i in zip(copied, rows, strict=True))

@@ -26,6 +26,7 @@ from benchmarks.datasets.big_collection import relinked
 from benchmarks.datasets.realistic_copies import CopyPlan, perturbed, renamable_words
 from citerag.embed.collection_model import RECORD_KEY
 from citerag.enrich.fields import ENRICHED_BY, ENTITIES
+from citerag.ingest.page_rows import page_rows
 from citerag.ingest.vectors import vector_rows
 from citerag.nodes import (
     BLOCK_TYPE,
@@ -200,6 +201,14 @@ def write_batch(stores: Stores, collection: str, batch: Sequence[Copied]) -> Non
     vectors = np.concatenate([d.vectors for d in batch])
     stores.vectors.ensure_collection(collection, int(vectors.shape[1]))
     stores.vectors.insert(collection, vector_rows([c for d in batch for c in d.chunks], vectors))
+    stores.vectors.pages.insert(
+        collection,
+        [
+            row
+            for d in batch
+            for row in page_rows(d.record.doc_id, map(page_of, d.chunks), d.sentences)
+        ],
+    )
     for document in batch:
         stores.keywords.add_document(
             collection, document.record.doc_id, keyword_entries(document.chunks)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from citerag.domain import DomainVocabulary
 from citerag.retrieve.collection_state import CollectionState, refresh_state
-from citerag.store.base import DocStore
+from citerag.store.base import DocStore, PageIndex
 from citerag.store.keywords import KeywordIndex
 
 
@@ -15,7 +15,8 @@ class CollectionStates:
     """The latest state of each collection asked, one lock per collection so that a slow load
     of one never holds up questions to another. `before_load(collection)` runs first (the
     split-brain check); `on_change(collection)` is told when a state was loaded or changed
-    (the vector index then makes its searches see the newest writes)."""
+    (the vector index then makes its searches see the newest writes). `pages` is the page
+    index the states search for pages by head vector."""
 
     def __init__(
         self,
@@ -24,7 +25,9 @@ class CollectionStates:
         vocabulary: DomainVocabulary,
         before_load: Callable[[str], object],
         on_change: Callable[[str], object] = lambda collection: None,
+        pages: PageIndex | None = None,
     ) -> None:
+        self._pages = pages
         self._docstore = docstore
         self._keywords = keywords
         self._vocabulary = vocabulary
@@ -44,7 +47,7 @@ class CollectionStates:
             with self._lock:
                 state = self._states.get(collection)
             fresh = refresh_state(
-                state, self._docstore, self._keywords, collection, self._vocabulary
+                state, self._docstore, self._keywords, collection, self._vocabulary, self._pages
             )
             if fresh is not state:
                 self._on_change(collection)

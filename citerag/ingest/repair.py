@@ -11,6 +11,8 @@ and repaired from the side that survived:
   (the same chunks, ids and offsets, enriched again, figure descriptions kept from the
   docstore), relinked to its stored section tree, and only the lost chunks' sentences are
   embedded; the store step writes only what the stores lack;
+- page rows missing in Milvus (a collection made before its page collection, a crash between
+  writes): written from the docstore's page head vectors (`page_rows.restore_page_rows`);
 - a document nothing can restore (Milvus rows alone, no parse cache): its rows are removed and
   the log says to ingest it again.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from citerag.ingest.page_rows import restore_page_rows
 from citerag.ingest.steps import DocumentRun, IngestSteps, MissingParse, StoredDocument
 from citerag.nodes import doc_name_of
 from citerag.parse.cache import cached_entries
@@ -78,6 +81,7 @@ class SplitBrainRepairer:
             )
         for repair in repairs:  # only the repaired documents' keyword entries are written again
             index_from_docstore(self._docstore, self._keywords, collection, repair.doc_id)
+        restore_page_rows(self._stores, collection)
         return repairs
 
     def _suspects(self, collection: str) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from llama_index.core.schema import TextNode
 
 from citerag.embed.embedder import Embedder
+from citerag.ingest.page_rows import write_page_rows
 from citerag.ingest.steps import DocumentRun, Fingerprint, IngestStep, StoredDocument
 from citerag.ingest.vectors import (
     chunk_vectors,
@@ -127,6 +128,8 @@ class StoreStep(IngestStep):
             if document.card is not None:
                 docstore.put_card(collection, document.doc_id, document.card.to_dict())
             self._write_rows(document)
+            pages = (page_of(c) for c in document.chunks)
+            write_page_rows(self._stores, collection, document.doc_id, pages, document.heads)
             keywords = keyword_entries(document.chunks)
             self._stores.keywords.add_document(collection, document.doc_id, keywords)
             docstore.mark_ready(collection, document.doc_id)
@@ -158,6 +161,23 @@ class StoreStep(IngestStep):
         if document.rows:
             self._write_rows(document)
             document.note(f"restored {len(document.rows)} Milvus rows from the docstore")
+        self._write_lost_pages(document)
+
+    def _write_lost_pages(self, document: DocumentRun) -> None:
+        """The page rows again where the vector index has none of the document's (or its page
+        heads were embedded again): from the heads just made, the others from the docstore."""
+        collection, doc_id = document.collection, document.doc_id
+        if not document.heads and self._stores.vectors.pages.count(collection, doc_id):
+            return
+        stored = self._stores.docstore.get_sentence_vectors(
+            collection, [page_vector_key(doc_id, p) for p in {page_of(c) for c in document.chunks}]
+        )
+        pages = (page_of(c) for c in document.chunks)
+        written = write_page_rows(
+            self._stores, collection, doc_id, pages, {**stored, **document.heads}
+        )
+        if written:
+            document.note(f"wrote the page rows of {written} pages")
 
     def _write_rows(self, document: DocumentRun) -> None:
         vectors = document.row_vectors

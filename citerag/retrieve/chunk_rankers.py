@@ -73,11 +73,12 @@ class BestSentence(Ranker):
 
         # A table's rows say little alone ("Other, net 1,055"); its page head (statement title,
         # period, column header) is what names it, so it counts as one of the table's sentences.
-        for chunk_id in vectors:
-            if source.place(chunk_id).block_type == "table":
-                head = source.head_vector(page_of(chunk_id))
-                if head is not None:
-                    vectors[chunk_id] = np.vstack([vectors[chunk_id], head])
+        tables = [c for c in vectors if source.place(c).block_type == "table"]
+        heads = source.head_vectors({page_of(chunk_id) for chunk_id in tables})
+        for chunk_id in tables:
+            head = heads.get(page_of(chunk_id).id)
+            if head is not None:
+                vectors[chunk_id] = np.vstack([vectors[chunk_id], head])
         best = best_sentence_scores(vectors, page_of, context.query_vector)
         return sorted(best, key=lambda chunk_id: -best[chunk_id])
 

@@ -1,25 +1,26 @@
 """What retrieval needs in memory for one collection, kept in step with the docstore by delta.
 
 The state is an immutable snapshot of per-document parts (`DocState`): chunk places, pages and
-their chunk ids, statement pages, page head vectors; its lookups (chunks and pages found through
-their document: `doc_index`, the distinct entities and topics, the page vector blocks, the
-document router) are built when it is made and carried to the next snapshot by the same
-delta. Each question first asks the docstore's change record what changed since the snapshot's
-generation (`citerag.store.journal`: one small query, nothing listed); only documents that
-appeared or changed are loaded (without their text) and only those that went are dropped, so a
-document added through another process is found by the next question here, and nothing reloads
-the whole collection. A snapshot whose generation the journal no longer reaches lists the
-collection once. Keyword search is the keyword index (`citerag.store.keywords`), kept in line
-with the docstore one document at a time (`keyword_sync`).
+their chunk ids, statement pages; its lookups (chunks and pages found through their document:
+`doc_index`, the distinct topics, the document router) are built when it is made and carried to
+the next snapshot by the same delta. Each question first asks the docstore's change record what
+changed since the snapshot's generation (`citerag.store.journal`: one small query, nothing
+listed); only documents that appeared or changed are loaded (without their text) and only those
+that went are dropped, so a document added through another process is found by the next
+question here, and nothing reloads the whole collection. A snapshot whose generation the journal
+no longer reaches lists the collection once. Keyword search is the keyword index
+(`citerag.store.keywords`), kept in line with the docstore one document at a time
+(`keyword_sync`).
 
-The enrichment lists (years, entities, labels...) are not held: a filter or an evidence signal
-on one asks the docstore's value table which chunks carry the values it names
-(`DocStore.chunks_carrying`) and keeps those this snapshot shows, so what a process holds per
-chunk does not grow with what enrichment found.
+Neither the enrichment lists (years, entities, labels...) nor the page head vectors are held: a
+filter or an evidence signal on a list asks the docstore's value table which chunks carry the
+values it names (`DocStore.chunks_carrying`, `values_carried`) and keeps those this snapshot
+shows; the vector index's page collection is searched for the nearest pages
+(`VectorIndex.pages`), and the docstore gives a page's head vector when a ranker asks for it.
+So what a process holds per chunk does not grow with what enrichment found.
 
-Memory per collection: benchmarks/state_memory.py measures it (the place; per page its key,
-chunk ids and a 384-dimension float32 head vector), plus the keyword index's own (bm25s files:
-its segments are held in memory).
+Memory per collection: benchmarks/state_memory.py measures it (the place; per page its key and
+chunk ids), plus the keyword index's own (bm25s files: memory-mapped, `citerag.store.bm25_files`).
 """
 
 from __future__ import annotations
@@ -39,9 +40,8 @@ from citerag.retrieve.filters import chunk_matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.known_values import ValueCounts, moved_counts, value_counts
 from citerag.retrieve.page_evidence import PageKey, page_texts
-from citerag.retrieve.page_vectors import PageVectors
 from citerag.retrieve.routing import DocumentRouter
-from citerag.store.base import DocStore
+from citerag.store.base import DocStore, PageIndex
 from citerag.store.journal import ChangeSet
 from citerag.store.keywords import KeywordIndex, KeywordKind, KeywordQuery
 from citerag.text.mentions import TopicMatcher, mentions_in
@@ -59,13 +59,12 @@ class _Indexes:
 
     lookup: DocIndex
     counts: dict[str, ValueCounts]  # COUNTED_FIELDS
-    vectors: PageVectors
 
     @classmethod
     def built(cls, docs: Mapping[str, DocState]) -> _Indexes:
         ordered = list(docs.values())
         counts = {key: value_counts(ordered, key) for key in COUNTED_FIELDS}
-        return cls(DocIndex.built(docs), counts, PageVectors.built(docs))
+        return cls(DocIndex.built(docs), counts)
 
     def moved(
         self, docs: Mapping[str, DocState], gone: list[DocState], came: list[DocState]
@@ -75,7 +74,7 @@ class _Indexes:
         are copied."""
         counts = {k: moved_counts(c, k, gone, came) for k, c in self.counts.items()}
         lookup = self.lookup.moved(docs, gone, came)
-        return _Indexes(lookup, counts, self.vectors.moved(docs, gone, came))
+        return _Indexes(lookup, counts)
 
 
 class CollectionState:
@@ -91,11 +90,13 @@ class CollectionState:
         docstore: DocStore,
         indexes: _Indexes | None = None,
         generation: int = 0,
+        pages: PageIndex | None = None,
     ) -> None:
         self.name = name
         self.docs = dict(sorted(docs.items()))
         self.keywords = keywords
         self.docstore = docstore
+        self.pages = pages  # the page head vectors' index (None: pages not ranked by vector)
         self.generation = generation
         self._indexes = indexes or _Indexes.built(self.docs)
         lookup = self._indexes.lookup
@@ -179,18 +180,20 @@ class CollectionState:
         doc = self._indexes.lookup.doc_of_page(page_id)
         return [] if doc is None else doc.chunk_ids.get(self.page_key(page_id), [])
 
-    def head_vector(self, page: PageKey) -> np.ndarray | None:
-        """The page's head vector, or None when its document has none."""
-        doc = self.docs.get(page.doc_id)
-        row = None if doc is None or doc.vectors is None else doc.page_rows.get(page.id)
-        return None if row is None or doc is None or doc.vectors is None else doc.vectors[row]
-
     def page_vector_hits(
         self, vector: np.ndarray, top_k: int, allowed: Collection[str] | None = None
     ) -> list[str]:
-        """The ids of the `top_k` pages (among `allowed`) whose head vectors are nearest
-        `vector`; none while some document has no head vectors."""
-        return self._indexes.vectors.nearest(vector, top_k, self.docs, allowed)
+        """The ids of the `top_k` pages of this snapshot (among `allowed`) whose head vectors
+        are nearest `vector`, from the page index. A page without a head vector (a document
+        stored before they were made) is not ranked by it; the other pages still are."""
+        if self.pages is None or not self.page_ids:
+            return []
+        visible = self.page_ids
+        among: Collection[str] = (
+            visible if allowed is None else {p for p in allowed if p in visible}
+        )
+        hits = self.pages.search(self.name, vector, top_k, among)
+        return [page_id for page_id, _ in hits]
 
     def keyword_hits(
         self, kind: KeywordKind, query: str, top_k: int, allowed: Collection[str] | None = None
@@ -219,7 +222,9 @@ class CollectionState:
         gone = [self.docs[d] for d in dropped if d in self.docs]
         indexes = self._indexes.moved(docs, gone, loaded)
         at = self.generation if generation is None else generation
-        return CollectionState(self.name, docs, self.keywords, self.docstore, indexes, at)
+        return CollectionState(
+            self.name, docs, self.keywords, self.docstore, indexes, at, self.pages
+        )
 
 
 @dataclass(frozen=True)
@@ -248,10 +253,12 @@ def refresh_state(
     keywords: KeywordIndex,
     collection: str,
     vocabulary: DomainVocabulary = GENERIC,
+    pages: PageIndex | None = None,
 ) -> CollectionState:
     """`state` brought in line with the docstore's ready documents (itself when nothing
     changed); a None state is loaded whole (a cold open), and so is one the docstore's journal
-    no longer reaches. `vocabulary` finds key pages."""
+    no longer reaches. `vocabulary` finds key pages; `pages` is the page index a new state
+    searches (a state carries its own to the next)."""
     if state is not None:
         changes = docstore.changes_since(collection, state.generation)
         if changes is not None:
@@ -260,7 +267,7 @@ def refresh_state(
     # The generation before the listing: a write between the two is applied again next time.
     generation = docstore.generation(collection)
     records = {r.doc_id: r for r in docstore.list_documents(collection)}
-    current = state or CollectionState(collection, {}, keywords, docstore)
+    current = state or CollectionState(collection, {}, keywords, docstore, pages=pages)
     have = current.versions
     load = [r for d, r in records.items() if have.get(d) != r.created_at]
     drop = [

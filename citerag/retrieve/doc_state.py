@@ -2,10 +2,10 @@
 
 Per chunk: its place (document, page, section, block type, label, page label; shared
 strings). Per page: its key, the ids of its chunks, whether it is one of the domain's key pages
-(a filing's financial statements: `citerag.domain`), and its head vector. A key page needs its
-first lines, so only the first chunk of each page that
-holds a table is read (and, for the rare first chunk with fewer lines than the title search
-needs, that page's other chunks).
+(a filing's financial statements: `citerag.domain`); its head vector stays in the docstore and
+the vector index's page collection. A key page needs its first lines, so only the first chunk
+of each page that holds a table is read (and, for the rare first chunk with fewer lines than
+the title search needs, that page's other chunks).
 
 A chunk's enrichment lists stay in the docstore's value table (`DocStore.chunks_carrying`,
 `values_carried`); per document, only the distinct topics it names, as written (a question
@@ -22,8 +22,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-
-import numpy as np
 
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
@@ -103,7 +101,6 @@ class DocState:
     pages: tuple[PageKey, ...]  # in order of first appearance
     chunk_ids: dict[PageKey, list[str]]
     statement_ids: frozenset[str]
-    vectors: np.ndarray | None  # one normalized head vector per page, None when any is missing
     card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
     statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> its kind
     page_count: int = 0  # the record's pages (the file's, chunks or not)
@@ -112,7 +109,7 @@ class DocState:
 
     @cached_property
     def page_rows(self) -> dict[str, int]:
-        """Page id -> its row in `pages` (and `vectors`)."""
+        """Page id -> its row in `pages`."""
         return {key.id: row for row, key in enumerate(self.pages)}
 
     @cached_property
@@ -157,7 +154,6 @@ def load_doc_state(
             with_tables.add(key)
     pages = tuple(chunk_ids)
     kinds = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
-    vectors = _head_vectors(docstore, collection, pages)
     if card is None:
         card = _card_from_chunks(docstore, collection, places, chunk_ids)
     statements = frozenset(kinds)
@@ -168,7 +164,6 @@ def load_doc_state(
         pages,
         dict(chunk_ids),
         statements,
-        vectors,
         card,
         kinds,
         page_count,
@@ -215,14 +210,3 @@ def _statement_pages(
         if vocabulary.is_key_page(text):
             found[key.id] = vocabulary.key_page_kind(text)
     return found
-
-
-def _head_vectors(
-    docstore: DocStore, collection: str, pages: tuple[PageKey, ...]
-) -> np.ndarray | None:
-    stored = docstore.get_sentence_vectors(collection, [key.id for key in pages])
-    if pages and len(stored) == len(pages):
-        return np.stack([stored[key.id][0] for key in pages]).astype(np.float32)
-    if stored:
-        log.warning("%s: %d of %d pages have head vectors", collection, len(stored), len(pages))
-    return None

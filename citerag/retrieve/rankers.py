@@ -57,7 +57,9 @@ class RankSource(Protocol):
         """Each chunk's sentence vectors (rows, normalized), where stored."""
         ...
 
-    def head_vector(self, page: PageKey) -> np.ndarray | None: ...
+    def head_vectors(self, pages: Collection[PageKey]) -> dict[str, np.ndarray]:
+        """Each page's head vector (one row, normalized) by page id, where stored."""
+        ...
 
     def page_vector_hits(
         self, vector: np.ndarray, top_k: int, allowed: set[str] | None

@@ -36,8 +36,8 @@ class SnapshotSource:
     def sentence_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self.docstore.get_sentence_vectors(self.state.name, list(chunk_ids))
 
-    def head_vector(self, page: PageKey) -> np.ndarray | None:
-        return self.state.head_vector(page)
+    def head_vectors(self, pages: Collection[PageKey]) -> dict[str, np.ndarray]:
+        return self.sentence_vectors(sorted({page.id for page in pages})) if pages else {}
 
     def page_vector_hits(
         self, vector: np.ndarray, top_k: int, allowed: set[str] | None

@@ -37,6 +37,16 @@ class VectorRow:
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no plain equality
+class PageRow:
+    """One page's head vector (its title, period and first rows) as the page index keeps it."""
+
+    page_id: str  # `citerag.nodes.page_vector_key`
+    doc_id: str
+    page: int
+    vector: np.ndarray  # normalized
+
+
+@dataclass(frozen=True, eq=False)  # arrays have no plain equality
 class VectorQuery:
     """One vector search: per row of `vectors`, the best `top_k` rows among those `filters`
     match (keys: the chunk metadata the index keeps as fields) and, when given, among
@@ -143,8 +153,40 @@ class DocStore(Protocol):
     def close(self) -> None: ...
 
 
+class PageIndex(Protocol):
+    """The page head vectors of each collection, beside its chunk rows: searched for pages,
+    so that no process holds them. The docstore keeps them too and is their source of truth
+    (repair writes them here again from it)."""
+
+    def insert(self, collection: str, rows: Sequence[PageRow]) -> None:
+        """Upsert `rows` (the same page twice never duplicates), searchable at once."""
+        ...
+
+    def search(
+        self, collection: str, vector: np.ndarray, top_k: int, among: Collection[str] | None
+    ) -> list[tuple[str, float]]:
+        """(page id, cosine similarity) of the `top_k` pages nearest `vector` among `among`
+        (None: any), best first, ties by page id: exact where the index is (Milvus Lite)."""
+        ...
+
+    def doc_ids(self, collection: str) -> set[str]:
+        """The documents that have page rows (none when the collection has no page index)."""
+        ...
+
+    def count(self, collection: str, doc_id: str | None = None) -> int:
+        """The page rows of the collection, or of one document."""
+        ...
+
+    def delete_document(self, collection: str, doc_id: str) -> None: ...
+    def drop(self, collection: str) -> None: ...
+
+
 class VectorIndex(Protocol):
-    """Vectors and filterable scalars (Milvus Lite file or a Milvus server)."""
+    """Vectors and filterable scalars (Milvus Lite file or a Milvus server); its `pages` hold
+    the page head vectors, and deleting a document or a collection deletes them too."""
+
+    @property
+    def pages(self) -> PageIndex: ...
 
     # Up to this many matching chunks, a filter on list fields reaches the search as the
     # chunks' ids rather than as the filter itself (which is then the slower of the two).

@@ -10,7 +10,7 @@ filter left out would widen the search without telling anyone.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -47,6 +47,15 @@ _MEMBERSHIP = {FilterOperator.IN: "in", FilterOperator.NIN: "not in"}
 def milvus_literal(value: str) -> str:
     # A JSON string literal is a valid Milvus string literal: quotes and backslashes escaped.
     return json.dumps(value)
+
+
+def id_filters(ids: Collection[str], per_slice: int) -> list[str]:
+    """One `id in [...]` expression per slice of `per_slice` ids (bounded expressions)."""
+    ordered = sorted(ids)
+    return [
+        f"id in [{', '.join(milvus_literal(i) for i in ordered[start : start + per_slice])}]"
+        for start in range(0, len(ordered), per_slice)
+    ]
 
 
 def milvus_expression(filters: MetadataFilters | None) -> str:

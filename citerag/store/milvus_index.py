@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -22,12 +20,14 @@ from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
 from citerag.store.milvus_lite import lite_users, locked_by_another_process
+from citerag.store.milvus_pages import MilvusPages
 from citerag.store.milvus_rows import all_rows
 from citerag.store.milvus_schema import (
     ID_BYTES,
     SCALAR_FIELDS,
     chunk_schema,
     entity_of,
+    milvus_collection_name,
     readable_field,
     row_of,
     truncate_utf8,
@@ -46,24 +46,9 @@ ID_LIST_LIMIT_LITE = 100_000
 ID_LIST_LIMIT_SERVER = 0
 __all__ = ["ID_BYTES", "SCALAR_FIELDS", "MilvusIndex", "milvus_collection_name", "truncate_utf8"]
 
-VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MAX_NAME_CHARS = 200
-
 # Index types come from `milvus_caps.capabilities`. Measured on Milvus Lite 3.2 (2 cores, 384
 # dims, after flush): FLAT and AUTOINDEX both answer a top-10 query in ~20 ms at 5k rows, and at
 # 20k FLAT was faster (77 ms vs 270 ms). FLAT is exact, so filters never cost recall.
-
-
-def milvus_collection_name(collection: str) -> str:
-    """A legal Milvus name for a user's collection name, the same every time.
-
-    A name that needed changes gets a hash of the original, so "a-b" and "a_b" stay apart.
-    """
-    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:MAX_NAME_CHARS]
-    if cleaned == collection and VALID_NAME.fullmatch(collection):
-        return f"c_{collection}"
-    digest = hashlib.sha1(collection.encode("utf-8")).hexdigest()[:10]
-    return f"c_{cleaned}_{digest}"
 
 
 class MilvusIndex:
@@ -87,6 +72,7 @@ class MilvusIndex:
         self._loaded: set[str] = set()
         self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
         self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
+        self.pages = MilvusPages(self)
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -224,8 +210,9 @@ class MilvusIndex:
 
     def note_change(self, collection: str) -> None:
         """The collection changed (here or through another process): searches on a server are
-        Strong for a while (`milvus_freshness`)."""
+        Strong for a while (`milvus_freshness`), its page searches too."""
         self._freshness.changed(milvus_collection_name(collection))
+        self._freshness.changed(self.pages.name(collection))
 
     def flush(self, name: str) -> None:
         """Flush the Milvus collection `name` on Milvus Lite (nothing on a server) after a
@@ -271,7 +258,7 @@ class MilvusIndex:
                     limit=query.top_k,
                     filter=expression,
                     output_fields=["id"],
-                    **self._consistency(name),
+                    **self.consistency(name),
                 )
             except MilvusException:
                 if self._client.has_collection(name):
@@ -280,7 +267,8 @@ class MilvusIndex:
                 return empty
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
 
-    def _consistency(self, name: str) -> dict[str, str]:
+    def consistency(self, name: str) -> dict[str, str]:
+        """The consistency level a search of the Milvus collection `name` asks for."""
         # Milvus Lite applies every write before the next call: it takes no level.
         return {"consistency_level": self._freshness.level(name)} if self.is_server else {}
 
@@ -314,7 +302,9 @@ class MilvusIndex:
         return [row_of(row) for row in rows]
 
     def delete_document(self, collection: str, doc_id: str) -> None:
+        """The document's chunk rows and page rows."""
         self.remove_rows(milvus_collection_name(collection), doc_id)
+        self.pages.delete_document(collection, doc_id)
 
     def remove_rows(self, name: str, doc_id: str) -> None:
         """Delete `doc_id`'s rows from the Milvus collection `name`, when it exists."""
@@ -378,6 +368,8 @@ class MilvusIndex:
         return [dict(row) for row in rows]
 
     def drop_collection(self, collection: str) -> None:
+        """The chunk collection and its page collection."""
+        self.pages.drop(collection)
         with self._lock:
             self._client.drop_collection(milvus_collection_name(collection))
             self._freshness.changed(milvus_collection_name(collection))

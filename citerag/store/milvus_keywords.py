@@ -26,7 +26,7 @@ from pymilvus import CollectionSchema, DataType, Function, FunctionType, MilvusC
 
 from citerag.errors import BackendUnavailable
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordKind, KeywordQuery
-from citerag.store.milvus_filters import milvus_literal
+from citerag.store.milvus_filters import id_filters, milvus_literal
 from citerag.store.milvus_index import (
     ID_BYTES,
     MilvusIndex,
@@ -249,12 +249,7 @@ def _schema() -> CollectionSchema:
 
 
 def _id_filters(allowed_ids: Collection[str]) -> list[str]:
-    """One `id in [...]` expression per slice of FILTER_SLICE ids (bounded expressions)."""
-    ids = sorted(allowed_ids)
-    return [
-        f"id in [{', '.join(milvus_literal(i) for i in ids[start : start + FILTER_SLICE])}]"
-        for start in range(0, len(ids), FILTER_SLICE)
-    ]
+    return id_filters(allowed_ids, FILTER_SLICE)
 
 
 class _Hit(NamedTuple):

@@ -1,4 +1,4 @@
-"""The chunk collection's schema and its rows as Milvus takes and gives them.
+"""The chunk collection's name, schema and rows as Milvus takes and gives them.
 
 Scalar text is cut to its column's UTF-8 bytes; enrichment's list fields are bounded ARRAY
 columns (`milvus_lists`), written only where the collection has them (one made before them
@@ -7,6 +7,8 @@ does not).
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,20 @@ SCALAR_FIELDS = {
     "label": 64,
     "preview": 512,
 }
+VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME_CHARS = 200
+
+
+def milvus_collection_name(collection: str) -> str:
+    """A legal Milvus name for a user's collection name, the same every time.
+
+    A name that needed changes gets a hash of the original, so "a-b" and "a_b" stay apart.
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", collection)[:MAX_NAME_CHARS]
+    if cleaned == collection and VALID_NAME.fullmatch(collection):
+        return f"c_{collection}"
+    digest = hashlib.sha1(collection.encode("utf-8")).hexdigest()[:10]
+    return f"c_{cleaned}_{digest}"
 
 
 def truncate_utf8(text: str, max_bytes: int) -> str:
