@@ -135,7 +135,7 @@ def test_the_snapshot_holds_no_page_vector(stores: Stores) -> None:
     assert state.page_vector_hits(np.ones(DIM, np.float32), 2)
     held = [
         found
-        for found in _reachable(state, skip=(state.keywords, state.pages))
+        for found in _reachable(state, skip=(state.keywords, state.pages, state.docstore))
         if isinstance(found, np.ndarray)
     ]
     assert held == []

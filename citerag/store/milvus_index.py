@@ -14,7 +14,8 @@ from pymilvus import MilvusClient, MilvusException
 
 from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
-from citerag.store.base import VectorQuery, VectorRow
+from citerag.store.base import PageIndex, VectorQuery, VectorRow
+from citerag.store.lite_pages import ExactPageCache
 from citerag.store.milvus_caps import capabilities
 from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
@@ -72,7 +73,14 @@ class MilvusIndex:
         self._loaded: set[str] = set()
         self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
         self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
-        self.pages = MilvusPages(self)
+        self._page_rows = MilvusPages(self)
+        # Lite scans every row per search, and no other process writes its folder: its page
+        # rows are searched in a copy held here (`lite_pages`).
+        self.pages: PageIndex = (
+            self._page_rows
+            if self.is_server
+            else ExactPageCache(self._page_rows, self._page_rows.stored_rows)
+        )
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -212,7 +220,7 @@ class MilvusIndex:
         """The collection changed (here or through another process): searches on a server are
         Strong for a while (`milvus_freshness`), its page searches too."""
         self._freshness.changed(milvus_collection_name(collection))
-        self._freshness.changed(self.pages.name(collection))
+        self._freshness.changed(self._page_rows.name(collection))
 
     def flush(self, name: str) -> None:
         """Flush the Milvus collection `name` on Milvus Lite (nothing on a server) after a

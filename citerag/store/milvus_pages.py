@@ -145,6 +145,22 @@ class MilvusPages:
         )[0]
         return sorted(((str(h["id"]), float(h["distance"])) for h in hits), key=_rank)
 
+    def stored_rows(self, collection: str) -> tuple[list[str], list[str], list[np.ndarray]]:
+        """Every page row of the collection: (page ids, document ids, vectors)."""
+        name, client = self.name(collection), self._index.client
+        ids: list[str] = []
+        doc_ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        with self._index.lock:
+            if not client.has_collection(name):
+                return ids, doc_ids, vectors
+            self._load(name)
+            for row in all_rows(client, name, 'id != ""', ["id", "doc_id", "vector"]):
+                ids.append(str(row["id"]))
+                doc_ids.append(str(row["doc_id"]))
+                vectors.append(np.asarray(row["vector"], np.float32))
+        return ids, doc_ids, vectors
+
     def doc_ids(self, collection: str) -> set[str]:
         name, client = self.name(collection), self._index.client
         with self._index.lock:
