@@ -27,24 +27,24 @@ holds one document, up to 16 MiB of postings and one 64th of them at a time (bm2
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from citerag.store.atomic_dirs import remove_dead_copies, retire, swap_in
 from citerag.store.bm25_cache import SegmentCache
-from citerag.store.bm25_merge_writer import write_merged
+from citerag.store.bm25_collection import Doc, KnownCollection, Stats, View
+from citerag.store.bm25_merge_writer import merge_lock, write_merged
 from citerag.store.bm25_merged import (
     FORMAT,
     IDS_FILE,
     MERGED,
-    Merged,
     Version,
     empty_merged,
     folder_version,
@@ -60,75 +60,11 @@ from citerag.text.tokens import tokenize
 MAX_LOOSE = 32  # documents searched one by one before the merged segment is made again
 DEFAULT_CACHE_MIB = 64.0
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-
-Stats = dict[str, tuple[int, int]]  # kind -> (entries, their total length)
-
-
-@dataclass(frozen=True)
-class _Doc:
-    version: Version
-    stats: Stats
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class _View:
-    """What one search of a kind reads: the merged segment, documents added or replaced since
-    it was merged (searched one by one), and merged documents since removed or replaced."""
-
-    merged: Merged
-    loose: list[str]
-    gone: list[str]
-
-
-@dataclass
-class _Collection:
-    """What a process knows of one collection: its documents' versions and statistics, their
-    totals per kind, and the merge it searches."""
-
-    merged: Merged
-    docs: dict[str, _Doc] = field(default_factory=dict)
-    entries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    length: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    views: dict[str, _View] = field(default_factory=dict)  # per kind, until the next change
-
-    def put(self, doc_id: str, doc: _Doc) -> None:
-        if self.docs.get(doc_id) == doc:
-            return
-        self.drop(doc_id)
-        self.docs[doc_id] = doc
-        for kind, (entries, length) in doc.stats.items():
-            self.entries[kind] += entries
-            self.length[kind] += length
-        self.views.clear()
-
-    def drop(self, doc_id: str) -> None:
-        doc = self.docs.pop(doc_id, None)
-        if doc is None:
-            return
-        for kind, (entries, length) in doc.stats.items():
-            self.entries[kind] -= entries
-            self.length[kind] -= length
-        self.views.clear()
-
-    def view_of(self, merged: Merged, kind: str) -> _View | None:
-        """The kind's view over `merged`, or None once the documents added since pass
-        MAX_LOOSE or the rows removed since pass a quarter of it (time to merge again)."""
-        versions = merged.versions
-        loose = [
-            d
-            for d, doc in sorted(self.docs.items())
-            if doc.stats[kind][0] and versions.get(d) != doc.version
-        ]
-        rows = merged.rows[kind]
-        gone = [
-            d
-            for d, version in versions.items()
-            if rows[merged.place[d]] and getattr(self.docs.get(d), "version", None) != version
-        ]
-        gone_rows = sum(int(rows[merged.place[d]]) for d in gone)
-        if len(loose) > MAX_LOOSE or gone_rows * 4 > max(int(rows.sum()), 1):
-            return None
-        return _View(merged, loose, gone)
+class _Stopped(Exception):
+    """The index closed or the collection was dropped while its merge ran."""
 
 
 class BM25FilesIndex:
@@ -138,7 +74,7 @@ class BM25FilesIndex:
     def __init__(self, root: Path, cache_mib: float = DEFAULT_CACHE_MIB) -> None:
         self.root = root
         self._lock = threading.RLock()
-        self._collections: dict[str, _Collection] = {}
+        self._collections: dict[str, KnownCollection] = {}
         self._cache = SegmentCache(int(cache_mib * 2**20))
 
     def add_document(self, collection: str, doc_id: str, entries: Sequence[KeywordEntry]) -> None:
@@ -250,28 +186,51 @@ class BM25FilesIndex:
     def drop_collection(self, collection: str) -> None:
         _check_name(collection)
         with self._lock:
+            loaded = self._collections.pop(collection, None)
+        self._join(loaded)  # its merge stops before the folder goes
+        with self._lock:
             retire(self.root / collection)
             self._collections.pop(collection, None)
             self._cache.discard_collection(collection)
 
-    def close(self) -> None:
+    def wait_for_merges(self, timeout: float | None = None) -> bool:
+        """Wait until the merges this index runs in the background are published (for tests,
+        benchmarks and a stop that wants them on disk); False if one still runs at `timeout`."""
         with self._lock:
+            running = [c.merging for c in self._collections.values() if c.merging is not None]
+        for thread in running:
+            thread.join(timeout)
+        return not any(thread.is_alive() for thread in running)
+
+    def close(self) -> None:
+        """Forget what is loaded. A merge under way stops at its next document, its staging
+        folder removed, or, once past its last, publishes a whole merge first."""
+        with self._lock:
+            loaded = list(self._collections.values())
             self._collections.clear()
             self._cache = SegmentCache(self._cache.max_bytes)
+        for known in loaded:
+            self._join(known)
 
-    def _loaded(self, collection: str) -> _Collection:
+    def _join(self, loaded: KnownCollection | None) -> None:
+        with self._lock:
+            thread = None if loaded is None else loaded.merging
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _loaded(self, collection: str) -> KnownCollection:
         loaded = self._collections.get(collection)
         if loaded is None:
             _check_name(collection)
             merged = open_merged(self.root / collection / MERGED) or empty_merged()
-            loaded = _Collection(merged)
+            loaded = KnownCollection(merged)
             for doc_id, version in self._folders(collection).items():
                 self._take(loaded, collection, doc_id, version)
             self._collections[collection] = loaded
         return loaded
 
     def _take(
-        self, loaded: _Collection, collection: str, doc_id: str, seen: Version | None = None
+        self, loaded: KnownCollection, collection: str, doc_id: str, seen: Version | None = None
     ) -> None:
         """The document as its folder is now (`seen`: its version as just listed): its
         statistics read when its version is new, from the merge when it was merged."""
@@ -284,18 +243,18 @@ class BM25FilesIndex:
             merged_stats: Stats = {
                 k: (int(merged.rows[k][at]), int(merged.lengths[k][at])) for k in KINDS
             }
-            loaded.put(doc_id, _Doc(seen, merged_stats))
+            loaded.put(doc_id, Doc(seen, merged_stats))
             return
         try:
             version, stats = read_stats(self.root / collection / doc_id)
         except (OSError, ValueError, KeyError):  # not there (removed by another process)
             loaded.drop(doc_id)
             return
-        loaded.put(doc_id, _Doc(version, stats))
+        loaded.put(doc_id, Doc(version, stats))
 
     def _view(
-        self, collection: str, loaded: _Collection, kind: str
-    ) -> tuple[_View, list[tuple[str, Segment]]]:
+        self, collection: str, loaded: KnownCollection, kind: str
+    ) -> tuple[View, list[tuple[str, Segment]]]:
         """The kind's view, merged again when due (or taken from a newer merge on disk), and
         the segments of its loose documents, read on demand."""
         while True:
@@ -310,40 +269,89 @@ class BM25FilesIndex:
             else:
                 return view, loose
 
-    def _fresh_view(self, collection: str, loaded: _Collection, kind: str) -> _View:
+    def _fresh_view(self, collection: str, loaded: KnownCollection, kind: str) -> View:
+        """The kind's view over the newest usable merge; when it is due, a merge starts in the
+        background and this search (and the next ones) read the view as it is meanwhile."""
+        self._take_newer_merge(collection, loaded)
+        view = loaded.view_of(loaded.merged, kind, MAX_LOOSE)
+        if view.due and loaded.merging is None:
+            loaded.merging = threading.Thread(
+                target=self._merge, args=(collection, loaded), name=f"bm25-merge-{collection}"
+            )
+            loaded.merging.daemon = (
+                True  # an exit mid-merge leaves a staging folder, never `.merged`
+            )
+            loaded.merging.start()
+        return view
+
+    def _take_newer_merge(self, collection: str, loaded: KnownCollection) -> None:
+        """The merge on disk, when another process (or index) wrote one this process can use
+        without calling for another at once."""
         folder = self.root / collection / MERGED
         try:
             on_disk = folder_version(folder)
         except OSError:
-            on_disk = None
-        if on_disk is not None and on_disk != loaded.merged.key:
+            return
+        if on_disk != loaded.merged.key:
             newer = open_merged(folder)
-            if newer is not None and loaded.view_of(newer, kind) is not None:
-                loaded.merged = newer
-                loaded.views.clear()
-        view = loaded.view_of(loaded.merged, kind)
-        if view is None:
-            self._merge(collection, loaded)
-            view = loaded.view_of(loaded.merged, kind)
-            assert view is not None and not view.loose and not view.gone
-        return view
+            if newer is not None and not loaded.due(newer, MAX_LOOSE):
+                loaded.publish(newer)
 
-    def _merge(self, collection: str, loaded: _Collection) -> None:
-        """Every document's segments merged, on disk for every process."""
-        loaded.merged = write_merged(self.root / collection, self._parts(collection, loaded))
-        loaded.views.clear()
+    def _merge(self, collection: str, loaded: KnownCollection) -> None:
+        """Merge every document's segments while a merge is due (on disk for every process,
+        then searched here), one merger per collection folder; runs in its own thread."""
+        try:
+            with merge_lock(
+                self.root / collection, lambda: self._current(collection, loaded)
+            ) as held:
+                while held:
+                    with self._lock:
+                        if not self._current(collection, loaded):
+                            break
+                        self._take_newer_merge(collection, loaded)
+                        if not loaded.due(loaded.merged, MAX_LOOSE):
+                            loaded.merging = None  # in the lock: a search after this starts one
+                            return
+                        doc_ids = sorted(loaded.docs)
+                    merged = write_merged(
+                        self.root / collection, self._parts(collection, loaded, doc_ids)
+                    )
+                    with self._lock:
+                        if self._current(collection, loaded):
+                            loaded.publish(merged)
+        except _Stopped:
+            pass
+        except Exception:  # a search goes on over the previous merge; the next change retries
+            log.exception("merging keyword collection %r failed", collection)
+        with self._lock:
+            loaded.merging = None
+
+    def _current(self, collection: str, loaded: KnownCollection) -> bool:
+        """Whether `loaded` is still this index's (not closed, the collection not dropped)."""
+        with self._lock:
+            return self._collections.get(collection) is loaded
 
     def _parts(
-        self, collection: str, loaded: _Collection
+        self, collection: str, loaded: KnownCollection, doc_ids: list[str]
     ) -> Iterator[tuple[str, Version, dict[str, Segment]]]:
         """Each document's segments in doc-id order, read one at a time past the cache (which
-        keeps the documents searched one by one), in the version on disk now."""
-        for doc_id in sorted(loaded.docs):
-            kinds = None
-            while kinds is None and doc_id in loaded.docs:  # taking in another's version
-                kinds = self._segments(collection, doc_id, keep=False)
-            if kinds is not None:
-                yield doc_id, loaded.docs[doc_id].version, kinds
+        keeps the documents searched one by one). A document is merged in the version its
+        folder has when read: a search compares versions, so one replaced or removed meanwhile
+        (by this process or another) is searched one by one, its merged rows hidden."""
+        for doc_id in doc_ids:
+            with self._lock:
+                if not self._current(collection, loaded):
+                    raise _Stopped
+                doc = loaded.docs.get(doc_id)
+                kinds = None if doc is None else self._cache.get((collection, doc_id, doc.version))
+            if doc is not None and kinds is not None:
+                yield doc_id, doc.version, kinds
+                continue
+            try:
+                version, kinds = read_document(self.root / collection / doc_id)
+            except (OSError, ValueError, KeyError):  # removed meanwhile: merged without it
+                continue
+            yield doc_id, version, kinds
 
     def _segments(
         self, collection: str, doc_id: str, keep: bool = True
