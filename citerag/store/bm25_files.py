@@ -10,10 +10,13 @@ share, and a term's document frequency is summed over the segments at search tim
 Searching reads the collection's merged segment (`bm25_merged`: every document's segment
 concatenated, rows in document-id order, a folder on disk that every process maps) plus the
 documents added or replaced since it was merged, one by one; documents removed or replaced since
-are hidden in it and taken out of its statistics. It is merged again only when more than
-MAX_LOOSE documents were added or a quarter of its rows went, so a document added or deleted
-costs its own segment, and a search one pass over the merged arrays rather than one per
-document. A process that finds a newer merge on disk (written by another) takes it.
+are hidden in it and taken out of its statistics. A new merge is due when more than MAX_LOOSE
+documents were added or a quarter of its rows went, so a document added or deleted costs its
+own segment, and a search one pass over the merged arrays rather than one per document. A due
+merge runs in a background thread (one per collection folder across processes, under
+`merge_lock`), so no search waits for it: searches go on over the previous merge and the
+documents since, which score the same, until the new one is published. A process that finds a
+newer merge on disk (written by another) takes it.
 
 Memory of a serving process, bounded and stated: the merged arrays are mapped, not read (their
 pages live in the page cache, shared by the processes that map them and dropped by the kernel
@@ -32,7 +35,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +55,7 @@ from citerag.store.bm25_merged import (
     read_document,
     read_stats,
 )
-from citerag.store.bm25_ranking import Found, best, hidden_freqs, rows_among
+from citerag.store.bm25_ranking import best_hits, hidden_freqs
 from citerag.store.bm25_segment import Segment, hashes_of, lucene_idf
 from citerag.store.keywords import KINDS, KeywordEntry, KeywordQuery
 from citerag.text.tokens import tokenize
@@ -144,9 +147,9 @@ class BM25FilesIndex:
                 for start, end in hidden:
                     scores[start:end] = 0
             scored.append((segment, scores, doc_ids, starts))
-        hits = _hits(scored, top_k, allowed_ids, exact=False)
+        hits = best_hits(scored, top_k, allowed_ids, exact=False)
         if allowed_ids is not None and any(i not in allowed_ids for i, _ in hits):
-            hits = _hits(scored, top_k, allowed_ids, exact=True)  # a hash let another id by
+            hits = best_hits(scored, top_k, allowed_ids, exact=True)  # a hash let another id by
         return hits
 
     def doc_ids(self, collection: str) -> set[str]:
@@ -275,13 +278,11 @@ class BM25FilesIndex:
         self._take_newer_merge(collection, loaded)
         view = loaded.view_of(loaded.merged, kind, MAX_LOOSE)
         if view.due and loaded.merging is None:
-            loaded.merging = threading.Thread(
-                target=self._merge, args=(collection, loaded), name=f"bm25-merge-{collection}"
-            )
-            loaded.merging.daemon = (
-                True  # an exit mid-merge leaves a staging folder, never `.merged`
-            )
-            loaded.merging.start()
+            # A daemon: an exit mid-merge leaves a staging folder (removed by the next writer),
+            # never a part of one where `.merged` is.
+            merging = threading.Thread(target=self._merge, args=(collection, loaded), daemon=True)
+            loaded.merging = merging
+            merging.start()
         return view
 
     def _take_newer_merge(self, collection: str, loaded: KnownCollection) -> None:
@@ -350,8 +351,12 @@ class BM25FilesIndex:
             try:
                 version, kinds = read_document(self.root / collection / doc_id)
             except (OSError, ValueError, KeyError):  # removed meanwhile: merged without it
-                continue
-            yield doc_id, version, kinds
+                version, kinds = None, None
+            if doc is None or version != doc.version:
+                with self._lock:  # as on disk now, or the next merge would find it due again
+                    self._take(loaded, collection, doc_id)
+            if kinds is not None and version is not None:
+                yield doc_id, version, kinds
 
     def _segments(
         self, collection: str, doc_id: str, keep: bool = True
@@ -397,24 +402,6 @@ class BM25FilesIndex:
         _check_name(collection)
         _check_name(doc_id)
         return self.root / collection / doc_id
-
-
-def _hits(
-    scored: list[tuple[Segment, np.ndarray, tuple[str, ...], np.ndarray]],
-    top_k: int,
-    allowed: Collection[str] | None,
-    exact: bool,
-) -> list[tuple[str, float]]:
-    """The best `top_k` of the scored segments' rows, among `allowed` (matched by id hash
-    unless `exact`)."""
-    found = []
-    for segment, scores, doc_ids, starts in scored:
-        rows = np.flatnonzero(scores > 0)
-        if allowed is not None:
-            rows = rows_among(segment, rows, allowed, exact)
-        owner = np.searchsorted(starts, rows, side="right") - 1
-        found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
-    return best(found, top_k)
 
 
 def _check_name(name: str) -> None:
