@@ -156,6 +156,27 @@ def test_two_indexes_on_one_folder_merge_one_at_a_time_and_agree(
     _all_equal_to_stored(second, tmp_path)
 
 
+def test_documents_another_index_removes_during_a_merge_are_left_out_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(26)
+    writer = _filled(tmp_path, 30, rng)
+    for i in range(30, 38):
+        writer.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
+    reader = BM25FilesIndex(tmp_path, cache_mib=0)  # its merge reads every document anew
+    reader.doc_ids("c")
+    slow = SlowMerge(monkeypatch)
+    reader.search("c", KeywordQuery("chunk", "revenue", 5))
+    assert slow.started.wait(60)
+    for i in range(31, 38):  # gone before the reader's merge reads them
+        writer.remove_document("c", f"d{i:03d}")
+    slow.release.set()
+    assert reader.wait_for_merges(60)
+    assert slow.calls == 1, "what the merge found gone is gone for the reader too: no new merge"
+    assert reader.doc_ids("c") == {f"d{i:03d}" for i in range(31)}
+    _all_equal_to_stored(reader, tmp_path)
+
+
 def test_closing_during_a_merge_leaves_the_previous_merge_and_no_staging_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
