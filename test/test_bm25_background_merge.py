@@ -17,6 +17,7 @@ import pytest
 from test_bm25_merged import _direct, _entries, _searches, _stored
 
 from citerag.store import bm25_files
+from citerag.store.atomic_dirs import retire
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.bm25_merged import MERGED, Version, folder_version
 from citerag.store.bm25_segment import Segment
@@ -81,12 +82,12 @@ def test_a_search_while_a_merge_is_due_answers_at_once_as_the_merge_will(
     rng = random.Random(21)
     index = _filled(tmp_path, 30, rng)
     first = folder_version(tmp_path / "c" / MERGED)
-    for i in range(30, 36):  # more than MAX_LOOSE added: a merge is due
-        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     slow = SlowMerge(monkeypatch)
-    query = KeywordQuery("chunk", "revenue growth", 15)
-    during = index.search("c", query)  # starts the merge and does not wait for it
+    for i in range(30, 36):  # more than MAX_LOOSE added: the writer starts a merge
+        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     assert slow.started.wait(60)
+    query = KeywordQuery("chunk", "revenue growth", 15)
+    during = index.search("c", query)
     during_all = [index.search("c", KeywordQuery(k, q, 12, a)) for k, q, a in _searches(index)]
     assert not slow.finished.is_set(), "every search above answered while the merge ran"
     assert folder_version(tmp_path / "c" / MERGED) == first
@@ -105,10 +106,9 @@ def test_documents_added_replaced_and_removed_during_a_merge_are_all_there_after
 ) -> None:
     rng = random.Random(22)
     index = _filled(tmp_path, 30, rng)
-    for i in range(30, 35):
-        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     slow = SlowMerge(monkeypatch)
-    index.search("c", KeywordQuery("chunk", "cash flow", 5))
+    for i in range(30, 35):  # a merge starts at the fourth
+        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     assert slow.started.wait(60)  # d000 merged; the others not read yet
     index.add_document("c", "d000", _entries("d000", rng))  # replaced after it was merged
     index.add_document("c", "d020", _entries("d020", rng))  # replaced before it is merged
@@ -136,13 +136,12 @@ def test_two_indexes_on_one_folder_merge_one_at_a_time_and_agree(
     per open file, so they exclude each other as processes do)."""
     rng = random.Random(23)
     first = _filled(tmp_path, 30, rng)
+    slow = SlowMerge(monkeypatch)
     for i in range(30, 36):
         first.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
+    assert slow.started.wait(60)
     second = BM25FilesIndex(tmp_path)
     second.doc_ids("c")
-    slow = SlowMerge(monkeypatch)
-    first.search("c", KeywordQuery("chunk", "revenue", 5))
-    assert slow.started.wait(60)
     second.search("c", KeywordQuery("chunk", "revenue", 5))  # due here too: waits for the lock
     assert not second.wait_for_merges(0.3), "the second merger waits while the first runs"
     staging = [p.name for p in (tmp_path / "c").iterdir() if p.name.startswith(f".{MERGED}.")]
@@ -156,25 +155,22 @@ def test_two_indexes_on_one_folder_merge_one_at_a_time_and_agree(
     _all_equal_to_stored(second, tmp_path)
 
 
-def test_documents_another_index_removes_during_a_merge_are_left_out_once(
+def test_documents_another_process_removes_during_a_merge_are_left_out_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(26)
-    writer = _filled(tmp_path, 30, rng)
-    for i in range(30, 38):
-        writer.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
-    reader = BM25FilesIndex(tmp_path, cache_mib=0)  # its merge reads every document anew
-    reader.doc_ids("c")
+    index = _filled(tmp_path, 30, rng)
     slow = SlowMerge(monkeypatch)
-    reader.search("c", KeywordQuery("chunk", "revenue", 5))
+    for i in range(30, 35):  # a merge of d000 to d033 starts at the fourth
+        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     assert slow.started.wait(60)
-    for i in range(31, 38):  # gone before the reader's merge reads them
-        writer.remove_document("c", f"d{i:03d}")
+    for i in range(31, 35):  # gone, as another process removes, before the merge reads them
+        retire(tmp_path / "c" / f"d{i:03d}")
     slow.release.set()
-    assert reader.wait_for_merges(60)
-    assert slow.calls == 1, "what the merge found gone is gone for the reader too: no new merge"
-    assert reader.doc_ids("c") == {f"d{i:03d}" for i in range(31)}
-    _all_equal_to_stored(reader, tmp_path)
+    assert index.wait_for_merges(60)
+    assert slow.calls == 1, "what the merge found gone is gone for the index too: no new merge"
+    assert index.doc_ids("c") == {f"d{i:03d}" for i in range(31)}
+    _all_equal_to_stored(index, tmp_path)
 
 
 def test_closing_during_a_merge_leaves_the_previous_merge_and_no_staging_folder(
@@ -183,10 +179,9 @@ def test_closing_during_a_merge_leaves_the_previous_merge_and_no_staging_folder(
     rng = random.Random(24)
     index = _filled(tmp_path, 30, rng)
     first = folder_version(tmp_path / "c" / MERGED)
+    slow = SlowMerge(monkeypatch)
     for i in range(30, 36):
         index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
-    slow = SlowMerge(monkeypatch)
-    index.search("c", KeywordQuery("chunk", "revenue", 5))
     assert slow.started.wait(60)
     closing = threading.Thread(target=index.close)
     closing.start()
@@ -204,7 +199,8 @@ CHILD = """
 import sys, threading
 from pathlib import Path
 from citerag.store import bm25_files
-from citerag.store.keywords import KeywordQuery
+from citerag.store.atomic_dirs import retire
+from citerag.store.keywords import KeywordEntry
 
 bm25_files.MAX_LOOSE = 3
 real = bm25_files.write_merged
@@ -218,8 +214,9 @@ def held(parts):
 
 bm25_files.write_merged = lambda folder, parts: real(folder, held(parts))
 index = bm25_files.BM25FilesIndex(Path(sys.argv[1]))
-index.doc_ids("c")
-index.search("c", KeywordQuery("chunk", "revenue", 5))
+for i in range(30, 36):  # a merge starts at the fourth
+    text = " ".join(["revenue", "growth", "cash", "flow"][: i % 4 + 1])
+    index.add_document("c", f"d{i:03d}", [KeywordEntry(f"d{i:03d}-chunk0", "chunk", text)])
 sys.stdin.readline()
 """
 
@@ -228,11 +225,8 @@ sys.stdin.readline()
 def test_a_process_gone_mid_merge_leaves_the_index_usable_and_its_staging_removed_later(
     tmp_path: Path,
 ) -> None:
-    rng = random.Random(25)
-    index = _filled(tmp_path, 30, rng)
+    _filled(tmp_path, 30, random.Random(25))
     first = folder_version(tmp_path / "c" / MERGED)
-    for i in range(30, 36):
-        index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(tmp_path)],

@@ -222,7 +222,10 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
 
 
 @pytest.mark.slow  # seconds: many merges written, or a second Python process
-def test_an_opened_collection_keeps_its_postings_out_of_the_heap(tmp_path: Path) -> None:
+def test_an_opened_collection_keeps_its_postings_out_of_the_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", 0)  # every document merged
     rng = random.Random(2)
     vocabulary = [f"term{i}" for i in range(3000)]
     writer = BM25FilesIndex(tmp_path)

@@ -107,13 +107,16 @@ class BM25FilesIndex:
             doc = loaded.docs.get(doc_id)
             if doc is not None and doc.version == written:  # not replaced meanwhile
                 self._cache.put((collection, doc_id, written), kinds)
+            self._merge_if_due(collection, loaded, loaded.due(loaded.merged, MAX_LOOSE))
 
     def remove_document(self, collection: str, doc_id: str) -> None:
         folder = self._doc_folder(collection, doc_id)
         with self._lock:
             retire(folder)
-            if collection in self._collections:
-                self._collections[collection].drop(doc_id)
+            loaded = self._collections.get(collection)
+            if loaded is not None:
+                loaded.drop(doc_id)
+                self._merge_if_due(collection, loaded, loaded.due(loaded.merged, MAX_LOOSE))
 
     def search(self, collection: str, query: KeywordQuery) -> list[tuple[str, float]]:
         kind, top_k, allowed_ids = query.kind, query.top_k, query.allowed_ids
@@ -277,13 +280,19 @@ class BM25FilesIndex:
         background and this search (and the next ones) read the view as it is meanwhile."""
         self._take_newer_merge(collection, loaded)
         view = loaded.view_of(loaded.merged, kind, MAX_LOOSE)
-        if view.due and loaded.merging is None:
+        self._merge_if_due(collection, loaded, view.due)
+        return view
+
+    def _merge_if_due(self, collection: str, loaded: KnownCollection, due: bool) -> None:
+        """A merge started in the background when one is due and none runs: by a writer as it
+        adds or removes (so a serving process rarely opens a collection with many documents
+        unmerged), or by a search."""
+        if due and loaded.merging is None:
             # A daemon: an exit mid-merge leaves a staging folder (removed by the next writer),
             # never a part of one where `.merged` is.
             merging = threading.Thread(target=self._merge, args=(collection, loaded), daemon=True)
             loaded.merging = merging
             merging.start()
-        return view
 
     def _take_newer_merge(self, collection: str, loaded: KnownCollection) -> None:
         """The merge on disk, when another process (or index) wrote one this process can use
@@ -329,30 +338,25 @@ class BM25FilesIndex:
 
     def _current(self, collection: str, loaded: KnownCollection) -> bool:
         """Whether `loaded` is still this index's (not closed, the collection not dropped)."""
-        with self._lock:
-            return self._collections.get(collection) is loaded
+        return self._collections.get(collection) is loaded  # one dict read: no lock needed
 
     def _parts(
         self, collection: str, loaded: KnownCollection, doc_ids: list[str]
     ) -> Iterator[tuple[str, Version, dict[str, Segment]]]:
-        """Each document's segments in doc-id order, read one at a time past the cache (which
-        keeps the documents searched one by one). A document is merged in the version its
-        folder has when read: a search compares versions, so one replaced or removed meanwhile
-        (by this process or another) is searched one by one, its merged rows hidden."""
+        """Each document's segments in doc-id order, read one at a time from its folder, in the
+        version it has when read: a search compares versions, so one replaced or removed
+        meanwhile (by this process or another) is searched one by one, its merged rows hidden.
+        The lock is taken only to take in such a change, so that a search reading many
+        documents (holding the lock) does not hold the merge up."""
         for doc_id in doc_ids:
-            with self._lock:
-                if not self._current(collection, loaded):
-                    raise _Stopped
-                doc = loaded.docs.get(doc_id)
-                kinds = None if doc is None else self._cache.get((collection, doc_id, doc.version))
-            if doc is not None and kinds is not None:
-                yield doc_id, doc.version, kinds
-                continue
+            if not self._current(collection, loaded):
+                raise _Stopped
+            known = loaded.docs.get(doc_id)
             try:
                 version, kinds = read_document(self.root / collection / doc_id)
             except (OSError, ValueError, KeyError):  # removed meanwhile: merged without it
                 version, kinds = None, None
-            if doc is None or version != doc.version:
+            if known is None or version != known.version:
                 with self._lock:  # as on disk now, or the next merge would find it due again
                     self._take(loaded, collection, doc_id)
             if kinds is not None and version is not None:
