@@ -41,7 +41,7 @@ class KnownCollection:
     entries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     length: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     views: dict[str, View] = field(default_factory=dict)  # per kind, until the next change
-    merging: threading.Thread | None = None  # this process's merge of it, while one runs
+    merging: threading.Thread | None = None  # the index's merge of it, while one runs
 
     def put(self, doc_id: str, doc: Doc) -> None:
         if self.docs.get(doc_id) == doc:

@@ -49,6 +49,7 @@ from citerag.store.bm25_merged import (
     IDS_FILE,
     MERGED,
     Version,
+    document_folders,
     empty_merged,
     folder_version,
     open_merged,
@@ -159,7 +160,7 @@ class BM25FilesIndex:
         """The documents whose folders are on disk now (those another process wrote too)."""
         with self._lock:
             loaded = self._loaded(collection)
-            on_disk = self._folders(collection)
+            on_disk = document_folders(self.root / collection)
             for gone in set(loaded.docs) - set(on_disk):
                 loaded.drop(gone)
             for doc_id, version in on_disk.items():
@@ -230,7 +231,7 @@ class BM25FilesIndex:
             _check_name(collection)
             merged = open_merged(self.root / collection / MERGED) or empty_merged()
             loaded = KnownCollection(merged)
-            for doc_id, version in self._folders(collection).items():
+            for doc_id, version in document_folders(self.root / collection).items():
                 self._take(loaded, collection, doc_id, version)
             self._collections[collection] = loaded
         return loaded
@@ -261,8 +262,8 @@ class BM25FilesIndex:
     def _view(
         self, collection: str, loaded: KnownCollection, kind: str
     ) -> tuple[View, list[tuple[str, Segment]]]:
-        """The kind's view, merged again when due (or taken from a newer merge on disk), and
-        the segments of its loose documents, read on demand."""
+        """The kind's view (over a newer merge on disk when there is one; a merge started when
+        due), and the segments of its loose documents, read on demand."""
         while True:
             view = loaded.views.get(kind) or self._fresh_view(collection, loaded, kind)
             loaded.views[kind] = view
@@ -384,23 +385,6 @@ class BM25FilesIndex:
         if keep:
             self._cache.put((collection, doc_id, version), kinds)
         return kinds
-
-    def _folders(self, collection: str) -> dict[str, Version]:
-        """Document folders on disk now, with their versions."""
-        try:
-            entries = list(os.scandir(self.root / collection))
-        except (FileNotFoundError, NotADirectoryError):
-            return {}
-        folders = {}
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            folders[entry.name] = (info.st_ino, info.st_mtime_ns)
-        return folders
 
     def _doc_folder(self, collection: str, doc_id: str) -> Path:
         _check_name(collection)
