@@ -60,13 +60,16 @@ def _all_equal_to_stored(index: BM25FilesIndex, root: Path) -> None:
         assert index.search("c", KeywordQuery(kind, query, 12, among)) == want, (kind, query)
 
 
-def _filled(root: Path, count: int, rng: random.Random) -> BM25FilesIndex:
-    """An index of `count` documents, merged."""
+def _filled(
+    root: Path, count: int, rng: random.Random, monkeypatch: pytest.MonkeyPatch
+) -> BM25FilesIndex:
+    """An index of `count` documents, every one merged (MAX_LOOSE 3 again after)."""
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", 0)  # merged again while any is not
     index = BM25FilesIndex(root)
     for i in range(count):
         index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
-    index.search("c", KeywordQuery("chunk", "revenue", 5))
     assert index.wait_for_merges(60)
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", 3)
     assert (root / "c" / MERGED).is_dir()
     return index
 
@@ -80,7 +83,7 @@ def test_a_search_while_a_merge_is_due_answers_at_once_as_the_merge_will(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(21)
-    index = _filled(tmp_path, 30, rng)
+    index = _filled(tmp_path, 30, rng, monkeypatch)
     first = folder_version(tmp_path / "c" / MERGED)
     slow = SlowMerge(monkeypatch)
     for i in range(30, 36):  # more than MAX_LOOSE added: the writer starts a merge
@@ -105,7 +108,7 @@ def test_documents_added_replaced_and_removed_during_a_merge_are_all_there_after
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(22)
-    index = _filled(tmp_path, 30, rng)
+    index = _filled(tmp_path, 30, rng, monkeypatch)
     slow = SlowMerge(monkeypatch)
     for i in range(30, 35):  # a merge starts at the fourth
         index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
@@ -135,7 +138,7 @@ def test_two_indexes_on_one_folder_merge_one_at_a_time_and_agree(
     """Two `BM25FilesIndex` on one folder stand in for two processes (the merge lock is held
     per open file, so they exclude each other as processes do)."""
     rng = random.Random(23)
-    first = _filled(tmp_path, 30, rng)
+    first = _filled(tmp_path, 30, rng, monkeypatch)
     slow = SlowMerge(monkeypatch)
     for i in range(30, 36):
         first.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
@@ -159,7 +162,7 @@ def test_documents_another_process_removes_during_a_merge_are_left_out_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(26)
-    index = _filled(tmp_path, 30, rng)
+    index = _filled(tmp_path, 30, rng, monkeypatch)
     slow = SlowMerge(monkeypatch)
     for i in range(30, 35):  # a merge of d000 to d033 starts at the fourth
         index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
@@ -177,7 +180,7 @@ def test_closing_during_a_merge_leaves_the_previous_merge_and_no_staging_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(24)
-    index = _filled(tmp_path, 30, rng)
+    index = _filled(tmp_path, 30, rng, monkeypatch)
     first = folder_version(tmp_path / "c" / MERGED)
     slow = SlowMerge(monkeypatch)
     for i in range(30, 36):
@@ -223,9 +226,9 @@ sys.stdin.readline()
 
 @pytest.mark.slow  # seconds: a second Python process
 def test_a_process_gone_mid_merge_leaves_the_index_usable_and_its_staging_removed_later(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _filled(tmp_path, 30, random.Random(25))
+    _filled(tmp_path, 30, random.Random(25), monkeypatch)
     first = folder_version(tmp_path / "c" / MERGED)
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     child = subprocess.Popen(
