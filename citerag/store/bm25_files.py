@@ -24,7 +24,9 @@ under pressure); documents searched one by one are read on demand into a cache o
 `cache_mib` MiB, least recently used out first; and per document of the collection its folder's
 version and its entries and total length per kind (about 1 KB with the merge's own table, not
 per entry: 0.4 MiB for 334 documents of 100,000 chunks, benchmarks/keyword_memory.py). A merge
-holds one document, up to 16 MiB of postings and one 64th of them at a time (bm25_merge_writer).
+holds one document, up to 16 MiB of postings and one 64th of them at a time (bm25_merge_writer);
+a search holds the segments of the documents it reads one by one while it runs, which while a
+merge is under way are those added since the previous one.
 """
 
 from __future__ import annotations
