@@ -9,6 +9,9 @@ searches), the process's resident memory before and after (RSS, which also count
 memory-mapped files that searches touched: shared, evictable page cache), and the latency of
 chunk searches (top 35) over random queries of the collection's own words, with and without an
 allowed-id list. `--dump` writes every search's hits and scores, to compare two versions.
+Then MAX_LOOSE + 1 documents are added, so that a new merge is due, and timed: the question that
+finds it due (before merges ran in the background, it ran the merge), the questions asked while
+the merge runs, and when the new merge is published.
 
 Run: .venv/bin/python -m benchmarks.keyword_memory [--chunks 10000] [--dump hits.json]
 """
@@ -33,7 +36,7 @@ from benchmarks.state_memory import PAGES_PER_DOC, PDFS, document, page_texts
 from benchmarks.tables import publish, shared_data_missing
 from citerag.eval.machine import describe_machine
 from citerag.retrieve.page_evidence import keyword_entries
-from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.bm25_files import MAX_LOOSE, BM25FilesIndex
 from citerag.store.keywords import KeywordQuery
 from citerag.text.tokens import tokenize
 
@@ -42,16 +45,20 @@ SEARCHES = 200
 
 
 def build(folder: Path, chunks: int) -> None:
-    texts = page_texts()
-    index = BM25FilesIndex(folder)
+    index, texts = BM25FilesIndex(folder), page_texts()
     written, copy = 0, 0
     while written < chunks:
-        first = (copy * PAGES_PER_DOC) % len(texts)
-        pages = [texts[(first + i) % len(texts)] for i in range(PAGES_PER_DOC)]
-        nodes = document(f"{copy:016x}" + "0" * 48, pages)
-        index.add_document(COLLECTION, f"{copy:016x}", keyword_entries(nodes))
-        written, copy = written + len(nodes), copy + 1
+        written, copy = written + add(index, copy, texts), copy + 1
     index.close()
+
+
+def add(index: BM25FilesIndex, copy: int, texts: list[str]) -> int:
+    """The `copy`-th document (100 of the 10-Ks' `texts` from a place of its own); its chunks."""
+    first = (copy * PAGES_PER_DOC) % len(texts)
+    pages = [texts[(first + i) % len(texts)] for i in range(PAGES_PER_DOC)]
+    nodes = document(f"{copy:016x}" + "0" * 48, pages)
+    index.add_document(COLLECTION, f"{copy:016x}", keyword_entries(nodes))
+    return len(nodes)
 
 
 def warm(folder: Path) -> dict[str, float]:
@@ -62,11 +69,45 @@ def warm(folder: Path) -> dict[str, float]:
     tracemalloc.start()
     started = time.perf_counter()
     index.search(COLLECTION, KeywordQuery("chunk", "revenue", 5))
+    published(index)
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     index.close()
     return {"merge_s": seconds, "merge_peak_mib": peak / 2**20}
+
+
+def published(index: BM25FilesIndex, timeout: float | None = None) -> bool:
+    """Whether the index's merges are on disk (waiting up to `timeout`); an index that merges
+    inside the search (a version before, to compare) has none left when a search returns."""
+    wait = getattr(index, "wait_for_merges", None)
+    return True if wait is None else bool(wait(timeout))
+
+
+def merge_due(folder: Path, texts: list[str]) -> tuple[dict[str, float], list[object]]:
+    """MAX_LOOSE + 1 documents added, then timed: the question that finds a merge due, those
+    asked while it runs, and when it is published; with every question's hits."""
+    index = BM25FilesIndex(folder)
+    present = len(index.doc_ids(COLLECTION))
+    pages = page_texts()
+    for copy in range(present, present + MAX_LOOSE + 1):
+        add(index, copy, pages)
+    started = time.perf_counter()
+    hits: list[object] = [index.search(COLLECTION, KeywordQuery("chunk", texts[0], 35))]
+    first = time.perf_counter() - started
+    during: list[float] = []
+    while not published(index, 0) and len(during) < len(texts):
+        asked = time.perf_counter()
+        hits.append(index.search(COLLECTION, KeywordQuery("chunk", texts[len(during)], 35)))
+        during.append(time.perf_counter() - asked)
+    published(index)
+    merged = time.perf_counter() - started
+    hits += [index.search(COLLECTION, KeywordQuery("chunk", t, 35)) for t in texts[: len(hits)]]
+    figures = {"due_first_ms": first * 1000, "due_published_s": merged, "due_asked": len(during)}
+    if during:
+        figures["due_p50_ms"] = statistics.median(during) * 1000
+        figures["due_max_ms"] = max(during) * 1000
+    return figures, hits
 
 
 def queries(seed: int = 7) -> list[str]:
@@ -106,9 +147,10 @@ def measure(folder: Path, dump: Path | None) -> dict[str, float]:
             timings[name].append(time.perf_counter() - started)
             hits.append(found)
         hits.append(index.search(COLLECTION, KeywordQuery("page", text, 10)))
+    due, due_hits = merge_due(folder, texts)
     if dump is not None:
-        dump.write_text(json.dumps(hits))
-    return {
+        dump.write_text(json.dumps(hits + due_hits))
+    return due | {
         "documents": len(docs),
         "open_s": open_s,
         "heap_mib": heap / 2**20,
@@ -133,7 +175,16 @@ def report(chunks: int, figures: dict[str, float]) -> str:
             f"{figures['p50_ms']:.1f} / {figures['p95_ms']:.1f} ms",
         ),
         ("chunk search p50 among allowed ids", f"{figures['allowed_p50_ms']:.1f} ms"),
-        ("first search after opening the built index (merges if due)", _merge(figures)),
+        (
+            "first search after opening the built index, until its merge is published",
+            _merge(figures),
+        ),
+        (
+            f"question that finds a merge due ({MAX_LOOSE + 1} documents added)",
+            f"{figures['due_first_ms']:.0f} ms",
+        ),
+        ("questions while that merge runs: asked, p50 / max", _during(figures)),
+        ("that merge published after", f"{figures['due_published_s']:.2f} s"),
     ]
     table = "\n".join(f"| {name} | {value} |" for name, value in rows)
     return (
@@ -145,6 +196,18 @@ def report(chunks: int, figures: dict[str, float]) -> str:
 
 def _merge(figures: dict[str, float]) -> str:
     return f"{figures['merge_s']:.2f} s, heap peak {figures['merge_peak_mib']:.0f} MiB"
+
+
+def _first(figures: dict[str, float]) -> str:
+    return f"{figures['due_first_ms']:.0f} ms"
+
+
+def _during(figures: dict[str, float]) -> str:
+    if not figures["due_asked"]:
+        return "none (published when the question returned)"
+    return (
+        f"{figures['due_asked']:.0f}, {figures['due_p50_ms']:.1f} / {figures['due_max_ms']:.1f} ms"
+    )
 
 
 def _pair(figures: dict[str, float]) -> str:

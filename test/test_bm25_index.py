@@ -89,6 +89,8 @@ def split_index(root: Path, ids: list[str], texts: list[str]) -> BM25FilesIndex:
         entries = [KeywordEntry(ids[i], "chunk", texts[i]) for i in part]
         entries += [KeywordEntry(f"page-{i:03d}", "page", texts[i]) for i in part]
         index.add_document("c", f"doc{doc}", entries)
+    index.search("c", KeywordQuery("chunk", "revenue", 1))  # merged when due
+    assert index.wait_for_merges(60)
     return index
 
 

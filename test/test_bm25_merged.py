@@ -64,7 +64,8 @@ def test_merged_search_equals_a_fresh_index_after_adds_replaces_and_removes(
     index = BM25FilesIndex(tmp_path / "a")
     for doc, entries in docs.items():
         index.add_document("c", doc, entries)
-    _results(index)  # merges what is there now
+    _results(index)  # a merge of what is there now starts
+    assert index.wait_for_merges(60)
     for step in range(12):  # fewer changes than a re-merge needs, then more
         doc = f"d{rng.randrange(90):03d}"
         if doc in docs and step % 3 == 0:
@@ -149,6 +150,7 @@ def test_every_search_equals_the_segments_scored_directly_through_merges_and_cha
                 assert writer.search("c", KeywordQuery(kind, query, 12, among)) == want
                 assert reader.search("c", KeywordQuery(kind, query, 12, among)) == want
             assert reader.cached_bytes <= 0.002 * 2**20
+            assert writer.wait_for_merges(60) and reader.wait_for_merges(60)
         merges.add(folder_version(tmp_path / "c" / MERGED))
     assert len(merges) > 3, "the changes forced several merges"
 
@@ -182,7 +184,9 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
     writer = BM25FilesIndex(tmp_path)
     for i in range(30):
         writer.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
-    before = _hits(writer)  # merged
+    before = _hits(writer)  # a merge starts
+    assert writer.wait_for_merges(60)
+    assert _hits(writer) == before, "the same hits and scores from the merge"
     first = folder_version(tmp_path / "c" / MERGED)
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     child = subprocess.Popen(
@@ -206,6 +210,7 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
         writer.add_document("c", "d004", _entries("d004", rng))  # a merged one replaced
         writer.remove_document("c", "d007")
         after = _hits(writer)
+        assert writer.wait_for_merges(60)
         second = folder_version(tmp_path / "c" / MERGED)
         assert second != first and not any(p.name.endswith(".old") for p in tmp_path.iterdir())
         assert ask("search") == before, "the old merge, gone from disk, still answers"
@@ -217,7 +222,10 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
 
 
 @pytest.mark.slow  # seconds: many merges written, or a second Python process
-def test_an_opened_collection_keeps_its_postings_out_of_the_heap(tmp_path: Path) -> None:
+def test_an_opened_collection_keeps_its_postings_out_of_the_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bm25_files, "MAX_LOOSE", 0)  # every document merged
     rng = random.Random(2)
     vocabulary = [f"term{i}" for i in range(3000)]
     writer = BM25FilesIndex(tmp_path)
@@ -227,7 +235,8 @@ def test_an_opened_collection_keeps_its_postings_out_of_the_heap(tmp_path: Path)
             for i in range(150)
         ]
         writer.add_document("c", f"d{d:03d}", entries)
-    writer.search("c", KeywordQuery("chunk", "term1", 5))  # merged
+    writer.search("c", KeywordQuery("chunk", "term1", 5))  # a merge starts
+    assert writer.wait_for_merges(60)
     on_disk = sum(p.stat().st_size for p in (tmp_path / "c" / MERGED).iterdir())
     tracemalloc.start()
     reader = BM25FilesIndex(tmp_path, cache_mib=0.1)
@@ -257,6 +266,8 @@ def test_ids_whose_hashes_collide_are_still_told_apart(
     for i in range(20):
         index.add_document("c", f"d{i:03d}", _entries(f"d{i:03d}", rng))
     stored = _stored(tmp_path)
+    index.search("c", KeywordQuery("chunk", "revenue", 5))  # a merge starts
+    assert index.wait_for_merges(60)
     for kind, query, among in _searches(index):
         assert index.search("c", KeywordQuery(kind, query, 5, among)) == _direct(
             stored[kind], query, 5, among

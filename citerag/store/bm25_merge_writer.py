@@ -4,14 +4,21 @@ are uniform, so the buckets are even), kept in files once they pass SPILL bytes;
 then sorted on its own and appended. The result is the arrays `Segment.concat` would give over
 the same segments (terms sorted, a term's postings in row order), while the heap holds one
 document, SPILL bytes of postings and one bucket rather than every document's segment at once.
+
+One merge of a collection runs at a time across the processes sharing its folder: a merger holds
+an exclusive `flock` on `<collection>/.merge.lock` (the kernel lets it go when the process dies,
+so a killed merger never blocks the next one; its staging folder is removed by the next writer).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,6 +37,7 @@ from citerag.store.bm25_merged import (
 from citerag.store.bm25_segment import Segment
 from citerag.store.keywords import KINDS
 
+LOCK = ".merge.lock"
 BUCKET_BITS = 6
 BUCKETS = 1 << BUCKET_BITS
 BUFFER = 2**16  # per output array under way
@@ -185,3 +193,27 @@ def write_merged(
         raise
     swap_in(staging, collection_folder / MERGED)
     return mapped
+
+
+@contextmanager
+def merge_lock(collection_folder: Path, wanted: Callable[[], bool]) -> Iterator[bool]:
+    """Whether this caller holds the collection's merge lock: it waits while another merger
+    (a process, or another index in this one) holds it, and gives up (False) once `wanted`
+    turns false."""
+    collection_folder.mkdir(parents=True, exist_ok=True)
+    # A descriptor of its own: flock excludes open files, not processes, so two indexes in one
+    # process exclude each other as two processes do.
+    descriptor = os.open(collection_folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wanted():
+                    yield False
+                    return
+                time.sleep(0.05)
+        yield True
+    finally:
+        os.close(descriptor)  # lets the lock go

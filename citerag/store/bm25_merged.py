@@ -60,6 +60,25 @@ def _file(directory: int, name: str) -> BinaryIO:
     return os.fdopen(os.open(name, os.O_RDONLY, dir_fd=directory), "rb")
 
 
+def document_folders(collection_folder: Path) -> dict[str, Version]:
+    """The document folders in a collection's folder now, with their versions (hidden names,
+    staging copies and the merge's own, left out)."""
+    try:
+        entries = list(os.scandir(collection_folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    folders = {}
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        folders[entry.name] = (info.st_ino, info.st_mtime_ns)
+    return folders
+
+
 def read_document(folder: Path) -> tuple[Version, dict[str, Segment]]:
     """A document folder's version and segments. OSError or ValueError when it is gone or
     broken (removed meanwhile by another process)."""

@@ -73,3 +73,21 @@ def best(found: list[Found], top_k: int) -> list[tuple[str, float]]:
     doc_rank = np.fromiter((rank[d] for d in names), dtype=np.int64, count=len(names))
     best = np.lexsort((place, doc_rank, -scores))[:top_k]
     return [(found[which[i]].segment.ids[rows[i]], float(scores[i])) for i in best]
+
+
+def best_hits(
+    scored: list[tuple[Segment, np.ndarray, tuple[str, ...], np.ndarray]],
+    top_k: int,
+    allowed: Collection[str] | None,
+    exact: bool,
+) -> list[tuple[str, float]]:
+    """The best `top_k` of the scored segments' rows, among `allowed` (matched by id hash
+    unless `exact`)."""
+    found = []
+    for segment, scores, doc_ids, starts in scored:
+        rows = np.flatnonzero(scores > 0)
+        if allowed is not None:
+            rows = rows_among(segment, rows, allowed, exact)
+        owner = np.searchsorted(starts, rows, side="right") - 1
+        found.append(Found(segment, rows, scores[rows], doc_ids, owner, rows - starts[owner]))
+    return best(found, top_k)
