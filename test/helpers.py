@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pymupdf
@@ -136,4 +139,17 @@ def make_old_schema_collection(client: object, collection: str, dim: int) -> Non
         schema=schema,
         index_params=params,
         consistency_level="Strong",
+    )
+
+
+def python_child(code: str, *args: str) -> subprocess.Popen[str]:
+    """`python -c code args` with this checkout importable, talking over pipes (a second
+    process on the same stores)."""
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environment,
     )

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import python_child
 from test_bm25_merged import _direct, _entries, _searches, _stored
 
 from citerag.store import bm25_files
@@ -230,14 +229,7 @@ def test_a_process_gone_mid_merge_leaves_the_index_usable_and_its_staging_remove
 ) -> None:
     _filled(tmp_path, 30, random.Random(25), monkeypatch)
     first = folder_version(tmp_path / "c" / MERGED)
-    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=environment,
-    )
+    child = python_child(CHILD, str(tmp_path))
     assert child.stdin is not None and child.stdout is not None
     assert child.stdout.readline().strip() == "merging"
     staging = tmp_path / "c" / f".{MERGED}.tmp-{child.pid}"

@@ -5,15 +5,13 @@ scored all at once, in this process and in another; the merge stays out of the h
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import python_child
 
 from citerag.store import bm25_files, bm25_merge_writer, bm25_merged
 from citerag.store.bm25_files import BM25FilesIndex
@@ -188,14 +186,7 @@ def test_a_process_keeps_its_mapped_merge_while_another_merges_and_then_takes_th
     assert writer.wait_for_merges(60)
     assert _hits(writer) == before, "the same hits and scores from the merge"
     first = folder_version(tmp_path / "c" / MERGED)
-    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=environment,
-    )
+    child = python_child(CHILD, str(tmp_path))
     assert child.stdin is not None and child.stdout is not None
 
     def ask(line: str) -> object:

@@ -98,18 +98,8 @@ def read_carried(
 ) -> set[str]:
     """`DocStore.values_carried` on one connection (the caller holds its lock): the index on
     (collection, field, value) answers it without reading a chunk."""
-    wanted = list(dict.fromkeys(fold(v) for v in values))
-    found: set[str] = set()
-    for start in range(0, len(wanted), _BATCH):
-        batch = wanted[start : start + _BATCH]
-        marks = ", ".join("?" * len(batch))
-        rows = conn.execute(
-            "SELECT DISTINCT value FROM chunk_values"  # noqa: S608
-            f" WHERE collection = ? AND field = ? AND value IN ({marks})",
-            (collection, field, *batch),
-        ).fetchall()
-        found.update(row[0] for row in rows)
-    return found
+    rows = _rows_among(conn, "DISTINCT value", collection, field, values)
+    return {value for (value,) in rows}
 
 
 def read_carriers(
@@ -132,14 +122,22 @@ def read_carriers(
             if rows:
                 found[needle] = {row[0] for row in rows}
         return found
+    for value, chunk_id in _rows_among(conn, "value, chunk_id", collection, field, wanted):
+        found.setdefault(value, set()).add(chunk_id)
+    return found
+
+
+def _rows_among(
+    conn: sqlite3.Connection, columns: str, collection: str, field: str, values: Iterable[str]
+) -> Iterator[tuple[str, ...]]:
+    """`columns` of the value rows of `field` holding any of `values` (case-folded here), asked
+    in batches under SQLite's bound-parameter limit."""
+    wanted = list(dict.fromkeys(fold(v) for v in values))
     for start in range(0, len(wanted), _BATCH):
         batch = wanted[start : start + _BATCH]
         marks = ", ".join("?" * len(batch))
-        rows = conn.execute(
-            "SELECT value, chunk_id FROM chunk_values"  # noqa: S608
+        yield from conn.execute(
+            f"SELECT {columns} FROM chunk_values"  # noqa: S608
             f" WHERE collection = ? AND field = ? AND value IN ({marks})",
             (collection, field, *batch),
         ).fetchall()
-        for value, chunk_id in rows:
-            found.setdefault(value, set()).add(chunk_id)
-    return found
