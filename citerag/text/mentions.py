@@ -1,11 +1,13 @@
 """Which of a collection's stored values (entity names, topic values) a text names, matched
 whole-word and case-blind.
 
-The values sit in a dict keyed by their case-folded text and are looked up at each word start
-of the text, only at the lengths that values sharing its first characters have. Building it is
-one pass over the values: one compiled alternation of every value took seconds per snapshot
-once a library held tens of thousands of names (`re` compiles it into one automaton), and a
-snapshot is made at every change.
+Entity names grow with every document, so a serving process does not hold them: `mentions_in`
+asks a store (the docstore's value table) about every span of the text a name could be, in one
+lookup. Topics, a few per document, are held per snapshot and matched in memory
+(`EntityMatcher`, `TopicMatcher`): the values sit in a dict keyed by their case-folded text and
+are looked up at each word start of the text, only at the lengths that values sharing its first
+characters have (one compiled alternation of every value took seconds to build once a library
+held tens of thousands of them). Both find the same values.
 """
 
 from __future__ import annotations
