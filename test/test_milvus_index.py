@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import MILVUS_BACKENDS
 
@@ -22,6 +23,7 @@ from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
 from citerag.store.base import PageRow, VectorQuery
 from citerag.store.factory import open_vector_index
+from citerag.store.milvus_caps import HNSW_EF, search_params
 from citerag.store.milvus_freshness import Freshness
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
 from citerag.testing.page_index import PageIndexContract
@@ -280,3 +282,28 @@ def test_the_freshness_window_starts_at_a_change_or_the_first_search() -> None:
         assert freshness.level("c") == "Strong"  # 10
         assert freshness.level("c") == "Strong"  # 14
         assert freshness.level("c") == "Bounded"  # 16
+
+
+@pytest.mark.slow  # over a second: see test_slow_markers.py
+def test_a_search_finds_the_exact_nearest_and_may_ask_for_more_than_the_hnsw_breadth(
+    index: MilvusIndex,
+) -> None:
+    """A server's HNSW index is searched wider than the result count (`milvus_caps.HNSW_EF`),
+    and a limit above that breadth still answers in full (HNSW refuses an ef below the limit)."""
+    vectors = unit_vectors(600, seed=3)
+    index.ensure_collection("wide", DIM)
+    index.insert("wide", rows_for("d", vectors))
+    index.flush(milvus_collection_name("wide"))
+    queries = unit_vectors(10, seed=4)
+    for query in queries:
+        exact = [f"d-c{i}" for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+        found = index.search("wide", VectorQuery(query, 10))[0]
+        assert len(set(exact) & {chunk_id for chunk_id, _ in found}) >= 9
+    assert len(index.search("wide", VectorQuery(queries[0], 400))[0]) == 400
+
+
+def test_only_a_server_is_asked_for_a_search_breadth() -> None:
+    assert search_params("lite", 10) == {"metric_type": "COSINE"}
+    assert search_params("server", 10)["params"] == {"ef": HNSW_EF}
+    assert search_params("server", 5000)["params"] == {"ef": 5000}
+    assert search_params("server", 10**6)["params"] == {"ef": 32768}

@@ -48,3 +48,18 @@ def capabilities(version_text: str, server: bool, uri: str = "") -> MilvusCapabi
             "(upsert), so upgrade the server or unset MILVUS_URI to use Milvus Lite."
         )
     return MilvusCapabilities("server", version_text, "AUTOINDEX", version[:2] >= BM25_SERVER)
+
+
+# A server's HNSW search breadth (Milvus 2.3.5's AUTOINDEX searched little wider than the result
+# count): at 100k chunks of the realistic scale library the labelled questions' hit@5 on the
+# server fell to 0.466 where Lite's exact search gave 0.552 (benchmarks/results/scale.md).
+HNSW_EF = 256
+MAX_EF = 32768  # Milvus's ceiling on ef
+
+
+def search_params(kind: str, top_k: int) -> dict[str, object]:
+    """What a search asks of the index: on a server, HNSW's breadth `ef` (at least `top_k`);
+    Lite's FLAT index is exact and takes none."""
+    if kind == "lite":
+        return {"metric_type": "COSINE"}
+    return {"metric_type": "COSINE", "params": {"ef": min(max(HNSW_EF, top_k), MAX_EF)}}

@@ -16,7 +16,7 @@ from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import PageIndex, VectorQuery, VectorRow
 from citerag.store.lite_pages import ExactPageCache
-from citerag.store.milvus_caps import capabilities
+from citerag.store.milvus_caps import capabilities, search_params
 from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
@@ -266,6 +266,7 @@ class MilvusIndex:
                     limit=query.top_k,
                     filter=expression,
                     output_fields=["id"],
+                    search_params=self.search_params(query.top_k),
                     **self.consistency(name),
                 )
             except MilvusException:
@@ -274,6 +275,9 @@ class MilvusIndex:
                 self._loaded.discard(name)
                 return empty
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
+
+    def search_params(self, top_k: int) -> dict[str, object]:
+        return search_params(self.capabilities.kind, top_k)
 
     def consistency(self, name: str) -> dict[str, str]:
         """The consistency level a search of the Milvus collection `name` asks for."""

@@ -65,6 +65,7 @@ class _Host(Protocol):
     def read_lock(self) -> AbstractContextManager[object]: ...
     def flush(self, name: str) -> None: ...
     def consistency(self, name: str) -> dict[str, str]: ...
+    def search_params(self, top_k: int) -> dict[str, object]: ...
     def remove_rows(self, name: str, doc_id: str) -> None: ...
 
 
@@ -140,7 +141,7 @@ class MilvusPages:
             limit=min(top_k, MAX_TOP_K),
             filter=expression,
             output_fields=["id"],
-            search_params={"metric_type": "COSINE"},
+            search_params=self._index.search_params(top_k),
             **self._index.consistency(name),
         )[0]
         return sorted(((str(h["id"]), float(h["distance"])) for h in hits), key=_rank)
