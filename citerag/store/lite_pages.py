@@ -66,10 +66,11 @@ class _Pages:
         if not len(rows) or top_k < 1:
             return []
         scores = self.matrix[rows] @ _normalized(vector)  # cosine, as Lite's COSINE metric
-        hits = [(self.ids[row], float(score)) for row, score in zip(rows, scores, strict=True)]
-        if len(hits) > top_k:  # only rows tied with the k-th can change places in the sort
-            kth = float(np.partition(scores, len(scores) - top_k)[len(scores) - top_k])
-            hits = [hit for hit in hits if hit[1] >= kth]
+        best = np.arange(len(scores))
+        if len(scores) > top_k:  # only rows tied with the k-th can change places in the sort
+            kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
+            best = np.flatnonzero(scores >= kth)
+        hits = [(self.ids[int(rows[i])], float(scores[i])) for i in best]
         return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:top_k]
 
 
