@@ -8,7 +8,7 @@ and unit. Keys that are noise for an embedding or an LLM are excluded from their
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NotRequired, TypedDict
 
 from llama_index.core.schema import (
@@ -65,13 +65,18 @@ def fold(value: object) -> str:
     return str(value).casefold()
 
 
+def folded(values: Iterable[object]) -> list[str]:
+    """Distinct values, case-folded (`fold`), in order."""
+    return list(dict.fromkeys(fold(v) for v in values))
+
+
 def folded_values(metadata: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     """(field, folded value) for each distinct value of the chunk's enrichment lists, and its
     `LABELLED` value where it has a label."""
     for key in LIST_FIELDS:
         held = metadata.get(key)
         if isinstance(held, list | tuple):
-            for value in dict.fromkeys(fold(v) for v in held):
+            for value in folded(held):
                 yield key, value
     if metadata.get(LABEL):
         yield LABELLED, fold(f"{metadata.get(BLOCK_TYPE)}:{metadata[LABEL]}")

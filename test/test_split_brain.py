@@ -15,10 +15,10 @@ from helpers import DEMO_PDF, MILVUS_BACKENDS, make_old_schema_collection, milvu
 
 from citerag.embed.embedder import Embedder
 from citerag.engine import Engine
-from citerag.nodes import page_vector_key
+from citerag.nodes import folded, page_vector_key
 from citerag.settings import Settings
 from citerag.store.milvus_index import MilvusIndex
-from citerag.store.milvus_lists import LIST_COLUMNS, folded
+from citerag.store.milvus_lists import LIST_COLUMNS
 from citerag.store.sqlite_docstore import SQLiteDocStore
 from citerag.types import DocumentRecord
 

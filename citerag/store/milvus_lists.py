@@ -15,14 +15,14 @@ value costs a search slot, never a match. Negations are not pushed (`PUSHED_OPER
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 from pymilvus import CollectionSchema, DataType
 
 from citerag.errors import InputError
-from citerag.nodes import fold
+from citerag.nodes import folded
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,6 @@ def add_list_fields(schema: CollectionSchema) -> None:
             max_length=column.max_bytes,
         )
     schema.add_field(CUT, DataType.BOOL)
-
-
-def folded(values: Iterable[object]) -> list[str]:
-    """Distinct values, case-folded as the in-memory filter compares them, in order."""
-    return list(dict.fromkeys(fold(v) for v in values))
 
 
 def list_entity(lists: Mapping[str, Sequence[str]], cut: bool) -> dict[str, object]:

@@ -15,7 +15,7 @@ from typing import Any
 from pymongo import ASCENDING, UpdateOne
 from pymongo.collection import Collection
 
-from citerag.nodes import VALUE_SOURCES, fold, folded_values
+from citerag.nodes import VALUE_SOURCES, folded, folded_values
 from citerag.types import JSONValue
 
 VALUES = "list_values"
@@ -57,7 +57,7 @@ def read_carried(
 ) -> set[str]:
     """`DocStore.values_carried`: the asked values among the chunks' held ones, grouped on the
     server (an indexed `$in`, one row per value back, no chunk read whole)."""
-    keys = {f"{field}:{fold(value)}": fold(value) for value in values}
+    keys = {f"{field}:{value}": value for value in folded(values)}
     if not keys:
         return set()
     asked = {"$in": list(keys)}
@@ -78,7 +78,7 @@ def read_carriers(
     partial: bool,
 ) -> dict[str, set[str]]:
     """`DocStore.chunks_carrying` over the chunk documents."""
-    wanted = list(dict.fromkeys(fold(v) for v in values))
+    wanted = folded(values)
     prefix = f"{field}:"
     found: dict[str, set[str]] = {}
     if partial:  # the server finds candidates; the field's own values are checked here

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
-from citerag.nodes import VALUE_SOURCES, fold, folded_values
+from citerag.nodes import VALUE_SOURCES, folded, folded_values
 
 VALUES_TABLE = """
 CREATE TABLE IF NOT EXISTS chunk_values (
@@ -98,7 +98,7 @@ def read_carried(
 ) -> set[str]:
     """`DocStore.values_carried` on one connection (the caller holds its lock): the index on
     (collection, field, value) answers it without reading a chunk."""
-    rows = _rows_among(conn, "DISTINCT value", collection, field, values)
+    rows = _rows_among(conn, "DISTINCT value", collection, field, folded(values))
     return {value for (value,) in rows}
 
 
@@ -110,7 +110,7 @@ def read_carriers(
     partial: bool,
 ) -> dict[str, set[str]]:
     """`DocStore.chunks_carrying` on one connection (the caller holds its lock)."""
-    wanted = list(dict.fromkeys(fold(v) for v in values))
+    wanted = folded(values)
     found: dict[str, set[str]] = {}
     if partial:  # instr, not LIKE: a value's own % and _ are not wildcards
         for needle in wanted:
@@ -130,9 +130,9 @@ def read_carriers(
 def _rows_among(
     conn: sqlite3.Connection, columns: str, collection: str, field: str, values: Iterable[str]
 ) -> Iterator[tuple[str, ...]]:
-    """`columns` of the value rows of `field` holding any of `values` (case-folded here), asked
-    in batches under SQLite's bound-parameter limit."""
-    wanted = list(dict.fromkeys(fold(v) for v in values))
+    """`columns` of the value rows of `field` holding any of `values` (case-folded already),
+    asked in batches under SQLite's bound-parameter limit."""
+    wanted = list(values)
     for start in range(0, len(wanted), _BATCH):
         batch = wanted[start : start + _BATCH]
         marks = ", ".join("?" * len(batch))
