@@ -72,3 +72,12 @@ def test_an_empty_or_absent_page_collection_finds_nothing(lite: MilvusIndex) -> 
     lite.pages.insert("c", rows("a", 3, seed=1))
     assert lite.pages.search("c", query, 5, set()) == []
     assert len(lite.pages.search("c", query, 5, None)) == 3
+
+
+def test_a_wide_or_a_narrow_restriction_finds_what_lite_finds(lite: MilvusIndex) -> None:
+    lite.pages.insert("c", rows("a", 400, seed=5))
+    lite.pages.insert("c", rows("b", 400, seed=6))
+    queries = np.random.default_rng(7).standard_normal((5, DIM)).astype(np.float32)
+    every = {f"{d}-page{n:05d}" for d in "ab" for n in range(1, 401)}
+    agree(lite, queries, every - {f"a-page{n:05d}" for n in range(1, 401, 2)})  # most pages
+    agree(lite, queries, {f"b-page{n:05d}" for n in range(1, 401, 40)})  # few: every row checked

@@ -59,19 +59,32 @@ class _Pages:
     def nearest(
         self, vector: np.ndarray, top_k: int, among: Collection[str] | None
     ) -> list[tuple[str, float]]:
-        rows = np.arange(len(self.ids))
-        if among is not None:
-            wanted = among if isinstance(among, (set, frozenset)) else set(among)
-            rows = np.fromiter((i for i, p in enumerate(self.ids) if p in wanted), dtype=np.int64)
-        if not len(rows) or top_k < 1:
+        """The `top_k` rows nearest `vector` among `among`. A question's `among` is usually
+        nearly every page (those its snapshot shows), so the best rows are found first and
+        checked for membership; only when too few of them are allowed is every row checked."""
+        if top_k < 1 or not self.ids or (among is not None and not among):
             return []
-        scores = self.matrix[rows] @ _normalized(vector)  # cosine, as Lite's COSINE metric
-        best = np.arange(len(scores))
-        if len(scores) > top_k:  # only rows tied with the k-th can change places in the sort
-            kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-            best = np.flatnonzero(scores >= kth)
-        hits = [(self.ids[int(rows[i])], float(scores[i])) for i in best]
-        return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:top_k]
+        scores = self.matrix @ _normalized(vector)  # cosine, as Lite's COSINE metric
+        if among is None:
+            return _best(self.ids, scores, top_k)[:top_k]
+        window = min(len(scores), max(top_k * 10, 200))
+        found = [hit for hit in _best(self.ids, scores, window) if hit[0] in among]
+        if len(found) >= top_k or window == len(scores):
+            return found[:top_k]
+        allowed = np.fromiter((i for i, p in enumerate(self.ids) if p in among), dtype=np.int64)
+        kept = [self.ids[int(i)] for i in allowed]
+        return _best(kept, scores[allowed], top_k)[:top_k]
+
+
+def _best(ids: Sequence[str], scores: np.ndarray, count: int) -> list[tuple[str, float]]:
+    """The `count` best (id, score) pairs, best first, equal scores by id: every row tied with
+    the count-th is sorted, so the cut never depends on the order rows were stored in."""
+    best = np.arange(len(scores))
+    if len(scores) > count:
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        best = np.flatnonzero(scores >= kth)
+    hits = [(ids[int(i)], float(scores[i])) for i in best]
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
 class ExactPageCache:
