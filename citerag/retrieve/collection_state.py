@@ -35,7 +35,8 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
 from citerag.retrieve.doc_index import DocIndex, KeyPages, PageIds, Places
-from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState, load_doc_state
+from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState
+from citerag.retrieve.doc_state_record import load_doc_states
 from citerag.retrieve.filters import chunk_matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.known_values import ValueCounts, moved_counts, value_counts
@@ -306,9 +307,4 @@ def _loaded(
         return []
     stored = docstore.get_cards(collection, [r.doc_id for r in records])
     cards = {d: DocumentCard.from_dict(card) for d, card in stored.items()}
-    return [
-        load_doc_state(
-            docstore, collection, r.doc_id, r.created_at, vocabulary, cards.get(r.doc_id), r.pages
-        )
-        for r in records
-    ]
+    return load_doc_states(docstore, collection, records, vocabulary, cards)

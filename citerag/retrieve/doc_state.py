@@ -63,8 +63,8 @@ class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
         collection holds a place per chunk."""
         doc_id, page = str(held.get(DOC_ID)), int(str(held.get(PAGE, 0)))
         return cls(
-            _shared(doc_id),
-            _shared(str(held.get(DOC_NAME, ""))),
+            shared_text(doc_id),
+            shared_text(str(held.get(DOC_NAME, ""))),
             page,
             _optional(held.get(SECTION)),
             _optional(held.get(BLOCK_TYPE)),
@@ -86,10 +86,11 @@ class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
 
 
 def _optional(value: object) -> str | None:
-    return None if value is None else _shared(str(value))
+    return None if value is None else shared_text(str(value))
 
 
-def _shared(value: str) -> str:
+def shared_text(value: str) -> str:
+    """`value`, one copy per process: a collection holds a place per chunk."""
     return sys.intern(value)
 
 
@@ -146,7 +147,7 @@ def load_doc_state(
         places[chunk.chunk_id] = Place.of(chunk.metadata, key)
         for name in COUNTED_FIELDS:
             for value in chunk.metadata.get(name) or ():
-                values[name].setdefault(_shared(str(value)), None)
+                values[name].setdefault(shared_text(str(value)), None)
         chunk_ids[key].append(chunk.chunk_id)
         if key not in first or chunk.start < first[key].start:
             first[key] = chunk

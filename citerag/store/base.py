@@ -3,7 +3,7 @@ and the `Stores` bundle of them with the keyword index (`citerag.store.keywords`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -134,6 +134,16 @@ class DocStore(Protocol):
     ) -> dict[str, JSONObject]:
         """The stored cards of `doc_ids` (None: every document of the collection), by document
         id (a card goes with its document)."""
+        ...
+
+    def put_doc_states(self, collection: str, states: Mapping[str, JSONObject]) -> None:
+        """Keep what retrieval derived of each document (doc id -> it), so a new process reads
+        that instead of the document's chunks (`citerag.retrieve.doc_state_record`). Not a
+        change to the collection (nothing journaled); deleted with its document."""
+        ...
+
+    def get_doc_states(self, collection: str, doc_ids: Sequence[str]) -> dict[str, JSONObject]:
+        """The kept derived states of those of `doc_ids` that have one, by document id."""
         ...
 
     def generation(self, collection: str) -> int:

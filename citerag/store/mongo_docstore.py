@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,7 @@ class MongoDocStore:
         self._vectors = db["sentence_vectors"]
         self._trees = db["trees"]
         self._cards = db["cards"]
+        self._doc_states = db["doc_states"]
         self._changes = db["changes"]
         self._create_indexes()
 
@@ -110,7 +111,7 @@ class MongoDocStore:
         self._changes.create_index(
             [("collection", ASCENDING), ("generation", ASCENDING)], unique=True
         )
-        for keyed_by_doc in (self._trees, self._cards):
+        for keyed_by_doc in (self._trees, self._cards, self._doc_states):
             keyed_by_doc.create_index(
                 [("collection", ASCENDING), ("doc_id", ASCENDING)], unique=True
             )
@@ -309,6 +310,7 @@ class MongoDocStore:
         self._chunks.delete_many({"collection": collection, "doc_id": doc_id})
         self._trees.delete_many({"collection": collection, "doc_id": doc_id})
         self._cards.delete_many({"collection": collection, "doc_id": doc_id})
+        self._doc_states.delete_many({"collection": collection, "doc_id": doc_id})
 
     def put_tree(self, collection: str, doc_id: str, tree: JSONObject) -> None:
         key = {"collection": collection, "doc_id": doc_id}
@@ -330,6 +332,23 @@ class MongoDocStore:
             query["doc_id"] = {"$in": list(doc_ids)}
         found = self._cards.find(query)
         return {str(row["doc_id"]): dict(row["card"]) for row in found}
+
+    def put_doc_states(self, collection: str, states: Mapping[str, JSONObject]) -> None:
+        if not states:
+            return
+        writes = [
+            ReplaceOne(
+                {"collection": collection, "doc_id": doc_id},
+                {"collection": collection, "doc_id": doc_id, "state": state},
+                upsert=True,
+            )
+            for doc_id, state in states.items()
+        ]
+        self._doc_states.bulk_write(writes, ordered=False)
+
+    def get_doc_states(self, collection: str, doc_ids: Sequence[str]) -> dict[str, JSONObject]:
+        query = {"collection": collection, "doc_id": {"$in": list(doc_ids)}}
+        return {str(row["doc_id"]): dict(row["state"]) for row in self._doc_states.find(query)}
 
     def collections(self) -> list[str]:
         return sorted(self._documents.distinct("collection", {"status": "ready"}))

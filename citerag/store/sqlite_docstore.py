@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -282,7 +282,7 @@ class SQLiteDocStore:
             conn.execute(
                 "DELETE FROM documents WHERE collection = ? AND doc_id = ?", (collection, doc_id)
             )
-            for table in ("trees", "cards"):
+            for table in ("trees", "cards", "doc_states"):
                 conn.execute(
                     f"DELETE FROM {table} WHERE collection = ? AND doc_id = ?",  # noqa: S608
                     (collection, doc_id),
@@ -318,6 +318,19 @@ class SQLiteDocStore:
             if doc_ids is None
             else self._read_among(select, "doc_id", collection, doc_ids)
         )
+        return {doc_id: json.loads(data) for doc_id, data in rows}
+
+    def put_doc_states(self, collection: str, states: Mapping[str, JSONObject]) -> None:
+        rows = [(collection, doc_id, json.dumps(state)) for doc_id, state in states.items()]
+        with self._transaction() as conn:  # not journaled: derived data, no change to a document
+            conn.executemany(
+                "INSERT OR REPLACE INTO doc_states (collection, doc_id, data) VALUES (?, ?, ?)",
+                rows,
+            )
+
+    def get_doc_states(self, collection: str, doc_ids: Sequence[str]) -> dict[str, JSONObject]:
+        select = "SELECT doc_id, data FROM doc_states"
+        rows = self._read_among(select, "doc_id", collection, doc_ids)
         return {doc_id: json.loads(data) for doc_id, data in rows}
 
     def generation(self, collection: str) -> int:

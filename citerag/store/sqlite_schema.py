@@ -45,6 +45,12 @@ CREATE TABLE IF NOT EXISTS cards (
     data TEXT NOT NULL,
     PRIMARY KEY (collection, doc_id)
 );
+CREATE TABLE IF NOT EXISTS doc_states (
+    collection TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (collection, doc_id)
+);
 CREATE TABLE IF NOT EXISTS trees (
     collection TEXT NOT NULL,
     doc_id TEXT NOT NULL,

@@ -294,6 +294,23 @@ class DocStoreContract(SentenceVectorContract, ValueTableContract):
         }
         assert docstore.get_cards("main", []) == {}
 
+    def test_a_derived_state_round_trips_is_not_a_change_and_goes_with_its_document(
+        self, docstore: DocStore
+    ) -> None:
+        ingest(docstore, "d1", 1)
+        ingest(docstore, "d2", 1)
+        generation = docstore.generation("main")
+        state: JSONObject = {"version": 1.5, "rows": [["d1-c0", 3, 0, -1]], "strings": ["s"]}
+        docstore.put_doc_states("main", {"d1": state, "d2": {"version": 2.0}})
+        docstore.put_doc_states("other", {"d1": {"version": 9.0}})
+        assert docstore.get_doc_states("main", ["d1", "missing"]) == {"d1": state}
+        assert docstore.generation("main") == generation, "a cache, not a change to a document"
+        docstore.put_doc_states("main", {"d1": {"version": 3.0}})  # written again: replaced
+        assert docstore.get_doc_states("main", ["d1"]) == {"d1": {"version": 3.0}}
+        docstore.delete_document("main", "d1")
+        assert docstore.get_doc_states("main", ["d1", "d2"]) == {"d2": {"version": 2.0}}
+        assert docstore.get_doc_states("other", ["d1"]) == {"d1": {"version": 9.0}}
+
 
 class JournalContract:
     """The change record (`citerag.store.journal`). Subclasses give `docstore` (an empty store)

@@ -1,0 +1,180 @@
+"""A new serving process opens a collection from the document states the docstore keeps, without
+reading chunks, and gets the state the chunks give; a kept state of another version, vocabulary or
+format, or a damaged one, is loaded again from the chunks."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citerag.domain import GENERIC
+from citerag.nodes import chunk_node
+from citerag.retrieve.collection_state import CollectionState, refresh_state
+from citerag.store.bm25_files import BM25FilesIndex
+from citerag.store.sqlite_docstore import SQLiteDocStore
+from citerag.types import DocumentRecord, JSONObject
+from extraction_schemas import FINANCIAL_VOCABULARY
+
+STATEMENT = (
+    "CONSOLIDATED STATEMENTS OF CASH FLOWS\n(In millions)\n"
+    "|Year Ended June 30,|2021|2020|\n|---|---|---|\n|Net income|61,271|44,281|"
+)
+# (page, text, block type, section, label, page label, topics)
+CHUNKS = [
+    (1, "Risk factors we face.", "text", "1 Risks", None, "i", ["risk=piracy"]),
+    (1, "More risk prose.", "text", "1 Risks", None, "i", []),
+    (2, STATEMENT, "table", "2 Statements > 2.1 Cash", "Table 3", "F-4", ["finance=cash"]),
+    (3, "Figure of the year.", "figure", None, "Figure 1", None, []),
+]
+
+
+class ReadCounter:
+    """The docstore, counting the calls that read chunks (the slow part of a cold open)."""
+
+    def __init__(self, store: SQLiteDocStore, refuse_writes: bool = False) -> None:
+        self._store = store
+        self._refuse = refuse_writes
+        self.calls: Counter[str] = Counter()
+
+    def chunk_metadata(self, *args: Any) -> Any:
+        self.calls["chunk_metadata"] += 1
+        return self._store.chunk_metadata(*args)
+
+    def get_chunks(self, *args: Any) -> Any:
+        self.calls["get_chunks"] += 1
+        return self._store.get_chunks(*args)
+
+    def put_doc_states(self, collection: str, states: Mapping[str, JSONObject]) -> None:
+        if self._refuse:
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        self._store.put_doc_states(collection, states)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def write(store: SQLiteDocStore, doc_id: str, created_at: float, card: bool = True) -> None:
+    store.delete_document("c", doc_id)
+    store.put_document(
+        DocumentRecord(doc_id, f"{doc_id}.pdf", "c", 3, "pymupdf", "pending", created_at)
+    )
+    nodes = []
+    for index, (page, text, block, section, label, printed, topics) in enumerate(CHUNKS):
+        node = chunk_node(
+            node_id=f"{doc_id}-{index}", doc_id=doc_id, doc_name=f"{doc_id}.pdf", page=page,
+            chunk_index=index, text=text, start=0, block_type=block,
+        )  # fmt: skip
+        node.metadata.update({"section": section, "label": label, "page_label": printed})
+        node.metadata["topics"] = topics
+        nodes.append(node)
+    store.put_chunks("c", nodes)
+    if card:
+        store.put_card("c", doc_id, {"title": f"Annual report {doc_id}"})
+    store.mark_ready("c", doc_id)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteDocStore]:
+    docstore = SQLiteDocStore(tmp_path / "docstore.sqlite")
+    write(docstore, "d1", 1.0)
+    write(docstore, "d2", 2.0, card=False)  # stored before cards: read from its first pages
+    yield docstore
+    docstore.close()
+
+
+def opened(store: Any, tmp_path: Path, vocabulary: Any = FINANCIAL_VOCABULARY) -> CollectionState:
+    """The collection as a new process opens it."""
+    return refresh_state(None, store, BM25FilesIndex(tmp_path / "keywords"), "c", vocabulary)
+
+
+def described(state: CollectionState) -> dict[str, Any]:
+    """Everything retrieval reads of the snapshot's documents."""
+    return {
+        doc_id: (
+            doc.places,
+            doc.pages,
+            doc.chunk_ids,
+            dict(doc.statement_kinds),
+            doc.statement_ids,
+            doc.card,
+            doc.page_count,
+            dict(doc.values),
+            doc.chunks_by_prefix,
+        )
+        for doc_id, doc in state.docs.items()
+    }
+
+
+def test_a_second_process_opens_from_kept_states_without_reading_chunks(
+    store: SQLiteDocStore, tmp_path: Path
+) -> None:
+    first = ReadCounter(store)
+    loaded = opened(first, tmp_path)
+    assert first.calls["chunk_metadata"] == 2, "the first open reads each document's chunks"
+    assert set(loaded.key_pages) == {"d1-page00002", "d2-page00002"}
+    second = ReadCounter(store)
+    again = opened(second, tmp_path)
+    assert second.calls == Counter(), "nothing of the chunks is read again"
+    assert described(again) == described(loaded)
+    assert again.places["d1-2"].page_label == "F-4"
+    assert again.docs["d2"].card.title, "a card read from the first pages is kept with the state"
+    assert dict(again.key_pages) == dict(loaded.key_pages)
+
+
+def test_a_document_ingested_again_is_loaded_from_its_new_chunks(
+    store: SQLiteDocStore, tmp_path: Path
+) -> None:
+    opened(store, tmp_path)
+    before = list(CHUNKS)
+    try:
+        CHUNKS[0] = (5, "Moved to page five.", "text", "9 Other", None, "v", [])
+        write(store, "d1", 3.0)  # a new version: a new created_at
+    finally:
+        CHUNKS[:] = before
+    counter = ReadCounter(store)
+    again = opened(counter, tmp_path)
+    assert counter.calls["chunk_metadata"] == 1, "only the new version is read from its chunks"
+    assert (again.places["d1-0"].page, again.places["d1-0"].section) == (5, "9 Other")
+    assert again.places["d2-0"].page == 1
+
+
+def test_another_vocabulary_finds_its_own_key_pages(store: SQLiteDocStore, tmp_path: Path) -> None:
+    assert set(opened(store, tmp_path).key_pages) == {"d1-page00002", "d2-page00002"}
+    assert dict(opened(store, tmp_path, GENERIC).key_pages) == {}
+    assert set(opened(store, tmp_path).key_pages) == {"d1-page00002", "d2-page00002"}
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"rows": [["d1-0", 1, 99, 0, 0, 0, -1, -1]]},  # a string index past the table
+        {"rows": [["d1-0", "one"]]},  # a row of the wrong shape
+        {"key_pages": "d1-page2"},
+        {"strings": None},
+        {"format": 0},
+    ],
+)
+def test_a_damaged_kept_state_is_loaded_again_and_replaced(
+    store: SQLiteDocStore, tmp_path: Path, damage: JSONObject
+) -> None:
+    good = described(opened(store, tmp_path))
+    kept = store.get_doc_states("c", ["d1"])["d1"]
+    store.put_doc_states("c", {"d1": {**kept, **damage}})
+    counter = ReadCounter(store)
+    assert described(opened(counter, tmp_path)) == good
+    assert counter.calls["chunk_metadata"] == 1
+    assert store.get_doc_states("c", ["d1"])["d1"] == kept, "replaced by a good one"
+
+
+def test_a_store_that_refuses_to_keep_states_still_opens(
+    store: SQLiteDocStore, tmp_path: Path
+) -> None:
+    refusing = ReadCounter(store, refuse_writes=True)
+    state = opened(refusing, tmp_path)
+    assert sorted(state.places) == [f"{d}-{i}" for d in ("d1", "d2") for i in range(4)]
+    assert store.get_doc_states("c", ["d1", "d2"]) == {}
