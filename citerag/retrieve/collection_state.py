@@ -5,9 +5,11 @@ their chunk ids, statement pages; its lookups (chunks and pages found through th
 `doc_index`, the distinct topics, the document router) are built when it is made and carried to
 the next snapshot by the same delta. Each question first asks the docstore's change record what
 changed since the snapshot's generation (`citerag.store.journal`: one small query, nothing
-listed); only documents that appeared or changed are loaded (without their text) and only those
-that went are dropped, so a document added through another process is found by the next
-question here, and nothing reloads the whole collection. A snapshot whose generation the journal
+listed); only documents that appeared or changed are loaded and only those that went are
+dropped, so a document added through another process is found by the next question here, and
+nothing reloads the whole collection. A document is loaded from the state the docstore keeps of
+it, written by the first process that read its chunks (`doc_state_record`): a cold open reads
+no chunk. A snapshot whose generation the journal
 no longer reaches lists the collection once. Keyword search is the keyword index
 (`citerag.store.keywords`), kept in line with the docstore one document at a time
 (`keyword_sync`).

@@ -143,7 +143,7 @@ def load_doc_state(
     values: dict[str, dict[str, None]] = {name: {} for name in COUNTED_FIELDS}
     for chunk in chunks:
         page = int(chunk.metadata.get(PAGE, 0))
-        key = keys.setdefault(page, PageKey(doc_id, page))
+        key = keys.get(page) or keys.setdefault(page, PageKey(doc_id, page))
         places[chunk.chunk_id] = Place.of(chunk.metadata, key)
         for name in COUNTED_FIELDS:
             for value in chunk.metadata.get(name) or ():

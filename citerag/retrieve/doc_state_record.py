@@ -18,7 +18,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 from citerag.domain import LINES_SEARCHED, DomainVocabulary
 from citerag.retrieve.doc_state import DocState, Place, load_doc_state, shared_text
@@ -120,23 +120,26 @@ def decoded(
 
 
 def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None) -> DocState:
-    strings = [shared_text(str(s)) for s in cast(list[str], state["strings"])]
-
-    def text(at: object) -> str | None:
-        return None if at == _NONE else strings[cast(int, at)]
-
+    # The table ends with None, so a key that holds nothing (index -1) reads as None without a
+    # test per key: this loop runs once per chunk of the collection on a cold open.
+    strings: list[str | None] = [shared_text(str(s)) for s in cast(list[str], state["strings"])]
+    strings.append(None)
     places: dict[str, Place] = {}
     keys: dict[int, PageKey] = {}
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
-    for row in cast(list[list[object]], state["rows"]):
+    for row in cast(list[list[Any]], state["rows"]):
         chunk_id, page, doc_id, name, section, block, label, page_label = row
-        doc = text(doc_id) or record.doc_id
-        key = keys.setdefault(cast(int, page), PageKey(record.doc_id, int(cast(int, page))))
-        name_text = text(name) or ""
-        place = Place(doc, name_text, key.page, text(section), text(block), text(label), key,
-                      text(page_label))  # fmt: skip
-        places[str(chunk_id)] = place
-        chunk_ids[key].append(str(chunk_id))
+        if (
+            not isinstance(chunk_id, str)
+            or min(doc_id, name, section, block, label, page_label) < _NONE
+        ):
+            raise ValueError(f"a damaged row: {row!r}")
+        key = keys.get(page) or keys.setdefault(page, PageKey(record.doc_id, int(page)))
+        places[chunk_id] = Place(
+            strings[doc_id] or record.doc_id, strings[name] or "", key.page, strings[section],
+            strings[block], strings[label], key, strings[page_label],
+        )  # fmt: skip
+        chunk_ids[key].append(chunk_id)
     kinds = {str(p): str(k) for p, k in cast(list[list[str]], state["key_pages"])}
     values = {
         str(n): [str(v) for v in found]

@@ -330,8 +330,11 @@ class SQLiteDocStore:
 
     def get_doc_states(self, collection: str, doc_ids: Sequence[str]) -> dict[str, JSONObject]:
         select = "SELECT doc_id, data FROM doc_states"
-        rows = self._read_among(select, "doc_id", collection, doc_ids)
-        return {doc_id: json.loads(data) for doc_id, data in rows}
+        return {
+            doc_id: state
+            for doc_id, data in self._read_among(select, "doc_id", collection, doc_ids)
+            for state in _json_object(data)
+        }
 
     def generation(self, collection: str) -> int:
         rows = self._read(
@@ -357,3 +360,13 @@ class SQLiteDocStore:
 def _batches(ids: list[str]) -> Iterator[list[str]]:
     for start in range(0, len(ids), ID_BATCH):
         yield ids[start : start + ID_BATCH]
+
+
+def _json_object(data: str) -> list[JSONObject]:
+    """`data` parsed, or nothing when it is not a JSON object (a damaged row of derived data,
+    which its reader makes again)."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return []
+    return [parsed] if isinstance(parsed, dict) else []
