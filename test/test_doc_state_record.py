@@ -178,3 +178,15 @@ def test_a_store_that_refuses_to_keep_states_still_opens(
     state = opened(refusing, tmp_path)
     assert sorted(state.places) == [f"{d}-{i}" for d in ("d1", "d2") for i in range(4)]
     assert store.get_doc_states("c", ["d1", "d2"]) == {}
+
+
+@pytest.mark.parametrize("text", ['{"format": 1, "rows": [', "[1, 2]"])
+def test_a_kept_state_that_is_not_a_json_object_is_made_again(
+    store: SQLiteDocStore, tmp_path: Path, text: str
+) -> None:
+    good = described(opened(store, tmp_path))
+    with sqlite3.connect(tmp_path / "docstore.sqlite") as raw:  # a torn or foreign write
+        raw.execute("UPDATE doc_states SET data = ? WHERE doc_id = 'd1'", (text,))
+    assert "d1" not in store.get_doc_states("c", ["d1"])
+    assert described(opened(store, tmp_path)) == good
+    assert "d1" in store.get_doc_states("c", ["d1"])
