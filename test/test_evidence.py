@@ -13,7 +13,7 @@ from state_helpers import stored_state
 
 from citerag.enrich.fields import TOPICS
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.doc_state import DocState, Place
+from citerag.retrieve.doc_state import DocState
 from citerag.retrieve.evidence import (
     CollectionView,
     EvidenceWeights,
@@ -23,6 +23,7 @@ from citerag.retrieve.evidence import (
 )
 from citerag.retrieve.hybrid import HybridRetriever, RetrievalSettings
 from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.place import Place
 from citerag.store.base import VectorQuery
 from citerag.store.keywords import KeywordQuery
 from citerag.text.mentions import EntityMatcher, TopicMatcher

@@ -19,10 +19,10 @@ from citerag.enrich.fields import LIST_FIELDS
 from citerag.errors import ConfigError
 from citerag.nodes import PAGE_LABEL
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.doc_state import PLACE_KEYS, Place
 from citerag.retrieve.fusion import Ranking
 from citerag.retrieve.hybrid import HybridRanking, HybridRetriever
 from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.place import PLACE_KEYS, Place
 from citerag.retrieve.ranker_set import BUILT_IN, ranker_classes
 from citerag.retrieve.rankers import RankContext, Ranker, Stage, register_ranker, unregister_ranker
 from citerag.settings import RetrievalSettings, settings_from_config

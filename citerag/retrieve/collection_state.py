@@ -37,12 +37,13 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from citerag.domain import GENERIC, DomainVocabulary
 from citerag.retrieve.doc_index import DocIndex, KeyPages, PageIds, Places
-from citerag.retrieve.doc_state import COUNTED_FIELDS, PLACE_KEYS, DocState
+from citerag.retrieve.doc_state import COUNTED_FIELDS, DocState
 from citerag.retrieve.doc_state_record import load_doc_states
 from citerag.retrieve.filters import chunk_matches
 from citerag.retrieve.keyword_sync import sync_keywords
 from citerag.retrieve.known_values import ValueCounts, moved_counts, value_counts
 from citerag.retrieve.page_evidence import PageKey, page_texts
+from citerag.retrieve.place import PLACE_KEYS
 from citerag.retrieve.routing import DocumentRouter
 from citerag.store.base import DocStore, PageIndex
 from citerag.store.journal import ChangeSet
@@ -176,7 +177,10 @@ class CollectionState:
         doc = self._indexes.lookup.doc_of_page(page_id)
         if doc is None:
             raise KeyError(page_id)
-        return doc.pages[doc.page_rows[page_id]]
+        row = doc.page_row(page_id)
+        if row is None:
+            raise KeyError(page_id)
+        return doc.pages[row]
 
     def chunks_on(self, page_id: str) -> list[str]:
         """The page's chunk ids, in reading order (none for a page this snapshot lacks)."""

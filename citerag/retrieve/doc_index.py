@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, ValuesView
 
-from citerag.retrieve.doc_state import DocState, Place
+from citerag.retrieve.doc_state import DocState
+from citerag.retrieve.place import Place
 
 PAGE_MARK = "-page"  # between a page id's document prefix and its number
 
@@ -100,7 +101,7 @@ class DocIndex:
     def doc_of_page(self, page_id: str) -> DocState | None:
         for doc_id in self._owners.get(page_id.rpartition(PAGE_MARK)[0], ()):
             doc = self.docs[doc_id]
-            if page_id in doc.page_rows:
+            if doc.page_row(page_id) is not None:
                 return doc
         return None
 
@@ -133,7 +134,7 @@ class Places(Mapping[str, Place]):
     def items(self) -> ItemsView[str, Place]:
         return _PlaceItems(self)
 
-    def per_document(self) -> Iterator[dict[str, Place]]:
+    def per_document(self) -> Iterator[Mapping[str, Place]]:
         for doc in self._index.docs.values():
             yield doc.places
 
@@ -167,7 +168,7 @@ class PageIds(Collection[str]):
 
     def __iter__(self) -> Iterator[str]:
         for doc in self._index.docs.values():
-            yield from doc.page_rows
+            yield from doc.page_ids()
 
     def __len__(self) -> int:
         return self._index.pages

@@ -16,91 +16,36 @@ names a topic by its value part, which the value table does not index:
 from __future__ import annotations
 
 import logging
-import sys
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import cast
 
 from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
 from citerag.enrich.fields import TOPICS
-from citerag.nodes import BLOCK_TYPE, DOC_ID, DOC_NAME, LABEL, PAGE, PAGE_LABEL, SECTION
+from citerag.nodes import BLOCK_TYPE, PAGE, PAGE_LABEL
+from citerag.retrieve.doc_places import DocPages, PageChunks, PlacesBuilder
 from citerag.retrieve.page_evidence import PageKey, merged_text
+from citerag.retrieve.place import PLACE_KEYS, Place, place_texts, shared_text
 from citerag.store.base import ChunkMetadata, DocStore
 from citerag.types import DocumentCard
 
 log = logging.getLogger(__name__)
-PLACE_KEYS = (DOC_ID, DOC_NAME, PAGE, SECTION, BLOCK_TYPE, LABEL)
 # The list fields whose distinct values a document's state keeps: topics, which LangExtract
 # writes a few of per document. Entity names grow with every document, so a question's
 # mentions of them are looked up in the docstore instead.
 COUNTED_FIELDS = (TOPICS,)
-# A place's keys, as the docstore's chunk metadata names them (what filters are written on).
-_KEYS = frozenset((*PLACE_KEYS, PAGE_LABEL))
-
-
-@dataclass(frozen=True, slots=True)
-class Place(Mapping[str, Any]):  # Any: a filter compares what the key holds
-    """What filters and rankings read of a chunk: PLACE_KEYS and the printed page label (as the
-    docstore's chunk metadata holds them), and its page's key. Read by attribute, or by
-    metadata key as a filter names it (`place["page"]`). No enrichment list: a filter on one
-    asks the docstore (`citerag.retrieve.filters.chunk_matches`)."""
-
-    doc_id: str
-    doc_name: str
-    page: int
-    section: str | None
-    block_type: str | None
-    label: str | None
-    page_key: PageKey
-    page_label: str | None = None  # only where the document prints its own page numbers
-
-    @classmethod
-    def of(cls, held: Mapping[str, object], page_key: PageKey | None = None) -> Place:
-        """The place of a chunk whose metadata is `held`; repeated strings are shared, since a
-        collection holds a place per chunk."""
-        doc_id, page = str(held.get(DOC_ID)), int(str(held.get(PAGE, 0)))
-        return cls(
-            shared_text(doc_id),
-            shared_text(str(held.get(DOC_NAME, ""))),
-            page,
-            _optional(held.get(SECTION)),
-            _optional(held.get(BLOCK_TYPE)),
-            _optional(held.get(LABEL)),
-            page_key or PageKey(doc_id, page),
-            _optional(held.get(PAGE_LABEL)) or None,
-        )
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in _KEYS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(k for k in (*PLACE_KEYS, PAGE_LABEL) if self[k] is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-def _optional(value: object) -> str | None:
-    return None if value is None else shared_text(str(value))
-
-
-def shared_text(value: str) -> str:
-    """`value`, one copy per process: a collection holds a place per chunk."""
-    return sys.intern(value)
 
 
 @dataclass(frozen=True)
 class DocState:
     doc_id: str
     version: float  # the record's created_at: a document ingested again is loaded again
-    places: dict[str, Place]  # chunk id -> place, in chunk order
-    pages: tuple[PageKey, ...]  # in order of first appearance
-    chunk_ids: dict[PageKey, list[str]]
+    places: Mapping[str, Place]  # chunk id -> place, in chunk order (`DocPlaces`)
+    pages: Sequence[PageKey]  # in order of first appearance (`DocPages`)
+    chunk_ids: Mapping[PageKey, list[str]]  # each page's, in chunk order (`PageChunks`)
     statement_ids: frozenset[str]
     card: DocumentCard = DocumentCard()  # what the document is (citerag.enrich.cards)
     statement_kinds: Mapping[str, str] = field(default_factory=dict)  # key page id -> its kind
@@ -108,10 +53,17 @@ class DocState:
     # COUNTED_FIELDS -> the distinct values the document's chunks carry, as written
     values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    @cached_property
-    def page_rows(self) -> dict[str, int]:
-        """Page id -> its row in `pages`."""
-        return {key.id: row for row, key in enumerate(self.pages)}
+    def __post_init__(self) -> None:
+        if not isinstance(self.pages, DocPages):  # page keys given one by one (a test's)
+            object.__setattr__(self, "pages", DocPages.of(self.doc_id, self.pages))
+
+    def page_row(self, page_id: str) -> int | None:
+        """The row in `pages` of the page whose id is `page_id` (None: not this document's)."""
+        return cast(DocPages, self.pages).row_of(page_id)
+
+    def page_ids(self) -> Iterator[str]:
+        """The ids of the document's pages, in the order of `pages`."""
+        return cast(DocPages, self.pages).ids()
 
     @cached_property
     def chunks_by_prefix(self) -> bool:
@@ -135,36 +87,33 @@ def load_doc_state(
     """The document's state; its key pages are those `vocabulary` knows by their title. A
     document stored before cards were made gets its card read from its first pages now."""
     chunks = docstore.chunk_metadata(collection, doc_id, (*PLACE_KEYS, PAGE_LABEL, *COUNTED_FIELDS))
-    keys: dict[int, PageKey] = {}  # one key per page, shared by its chunks' places
-    places: dict[str, Place] = {}
+    built = PlacesBuilder(doc_id)
     chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
     first: dict[PageKey, ChunkMetadata] = {}
     with_tables: set[PageKey] = set()
     values: dict[str, dict[str, None]] = {name: {} for name in COUNTED_FIELDS}
     for chunk in chunks:
-        page = int(chunk.metadata.get(PAGE, 0))
-        key = keys.get(page) or keys.setdefault(page, PageKey(doc_id, page))
-        places[chunk.chunk_id] = Place.of(chunk.metadata, key)
+        held = chunk.metadata
+        key = built.add(chunk.chunk_id, int(held.get(PAGE, 0)), place_texts(held))
         for name in COUNTED_FIELDS:
-            for value in chunk.metadata.get(name) or ():
+            for value in held.get(name) or ():
                 values[name].setdefault(shared_text(str(value)), None)
         chunk_ids[key].append(chunk.chunk_id)
         if key not in first or chunk.start < first[key].start:
             first[key] = chunk
-        if chunk.metadata.get(BLOCK_TYPE) == "table":
+        if held.get(BLOCK_TYPE) == "table":
             with_tables.add(key)
-    pages = tuple(chunk_ids)
+    places, pages = built.built()
     kinds = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
     if card is None:
         card = _card_from_chunks(docstore, collection, places, chunk_ids)
-    statements = frozenset(kinds)
     return DocState(
         doc_id,
         version,
         places,
         pages,
-        dict(chunk_ids),
-        statements,
+        PageChunks(places, pages),
+        frozenset(kinds),
         card,
         kinds,
         page_count,
@@ -175,7 +124,7 @@ def load_doc_state(
 def _card_from_chunks(
     docstore: DocStore,
     collection: str,
-    places: dict[str, Place],
+    places: Mapping[str, Place],
     chunk_ids: dict[PageKey, list[str]],
 ) -> DocumentCard:
     first_pages = sorted(chunk_ids, key=lambda key: key.page)[:PAGES_READ]

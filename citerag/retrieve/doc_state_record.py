@@ -16,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from citerag.domain import LINES_SEARCHED, DomainVocabulary
-from citerag.retrieve.doc_state import DocState, Place, load_doc_state, shared_text
-from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.doc_places import PageChunks, PlacesBuilder
+from citerag.retrieve.doc_state import DocState, load_doc_state
+from citerag.retrieve.place import shared_text
 from citerag.store.base import DocStore
 from citerag.types import DocumentCard, DocumentRecord, JSONObject, JSONValue
 
@@ -124,9 +124,7 @@ def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None)
     # test per key: this loop runs once per chunk of the collection on a cold open.
     strings: list[str | None] = [shared_text(str(s)) for s in cast(list[str], state["strings"])]
     strings.append(None)
-    places: dict[str, Place] = {}
-    keys: dict[int, PageKey] = {}
-    chunk_ids: dict[PageKey, list[str]] = defaultdict(list)
+    built = PlacesBuilder(record.doc_id)
     for row in cast(list[list[Any]], state["rows"]):
         chunk_id, page, doc_id, name, section, block, label, page_label = row
         if (
@@ -134,12 +132,10 @@ def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None)
             or min(doc_id, name, section, block, label, page_label) < _NONE
         ):
             raise ValueError(f"a damaged row: {row!r}")
-        key = keys.get(page) or keys.setdefault(page, PageKey(record.doc_id, int(page)))
-        places[chunk_id] = Place(
-            strings[doc_id] or record.doc_id, strings[name] or "", key.page, strings[section],
-            strings[block], strings[label], key, strings[page_label],
-        )  # fmt: skip
-        chunk_ids[key].append(chunk_id)
+        texts = (strings[doc_id] or record.doc_id, strings[name] or "", strings[section],
+                 strings[block], strings[label], strings[page_label])  # fmt: skip
+        built.add(chunk_id, int(page), texts)
+    places, pages = built.built()
     kinds = {str(p): str(k) for p, k in cast(list[list[str]], state["key_pages"])}
     values = {
         str(n): [str(v) for v in found]
@@ -151,8 +147,8 @@ def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None)
         record.doc_id,
         record.created_at,
         places,
-        tuple(chunk_ids),
-        dict(chunk_ids),
+        pages,
+        PageChunks(places, pages),
         frozenset(kinds),
         card,
         kinds,

@@ -24,9 +24,9 @@ from typing import ClassVar, Protocol, TypeVar
 import numpy as np
 
 from citerag.domain import DomainVocabulary
-from citerag.retrieve.doc_state import Place
 from citerag.retrieve.fusion import Ranking
 from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.place import Place
 from citerag.retrieve.routing import NOT_ROUTED, Routing
 from citerag.store.keywords import KeywordKind
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.doc_state import Place
 from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.place import Place
 from citerag.store.base import DocStore
 from citerag.store.keywords import KeywordKind
 

@@ -31,8 +31,8 @@ from citerag.enrich.fields import LABELS
 from citerag.nodes import BLOCK_TYPE, DOC_ID, LABELLED, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
 from citerag.retrieve.collection_state import CollectionState
-from citerag.retrieve.doc_state import Place
 from citerag.retrieve.filters import page_filters
+from citerag.retrieve.place import Place
 from citerag.store.base import PageRange
 from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.patterns import numbering

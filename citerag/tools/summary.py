@@ -15,7 +15,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citerag.nodes import DOC_ID, PAGE, PAGE_LABEL
 from citerag.plan.question_filters import SubQuestionFilters
-from citerag.retrieve.doc_state import Place
+from citerag.retrieve.place import Place
 from citerag.tools.tool_query_engine import ToolQueryEngine, ToolResult, postprocess
 from citerag.tree.model import DocumentTree, TreeNode
 from citerag.tree.patterns import numbering

@@ -1,0 +1,253 @@
+"""A document's chunk places held as columns, each place made when it is read.
+
+A serving process holds a place for every chunk of its collection. As one object per chunk in a
+dictionary (the place, its chunk id, the dictionary's entry) that was about 0.3 KB per chunk:
+300 MB at a million chunks, the part of a process's memory that grew with the library. Held
+here, a chunk costs one row of seven 32-bit integers (its page's row and the indexes of its
+strings in the document's table of distinct strings), and the chunker's ids are not held at
+all: they are `{doc_id[:16]}-{number:05d}` in chunk order, so an id is read back into its row
+by arithmetic. Ids of another form (a figure's description, ids made elsewhere) are kept in a
+small table of their own. A `Place` is made on each read (about 2 µs): questions read tens to
+hundreds of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
+from typing import overload
+
+import numpy as np
+
+from citerag.nodes import page_vector_key, page_vector_prefix
+from citerag.retrieve.page_evidence import PageKey
+from citerag.retrieve.place import Place, shared_text
+
+_NONE = -1  # a place's key that holds nothing: the strings table's last entry, None
+# Columns of a row: the page's row in `pages`, then the indexes of the place's strings.
+_PAGE, _DOC_ID, _NAME, _SECTION, _BLOCK, _LABEL, _PAGE_LABEL = range(7)
+
+
+def numbered_id(prefix: str, number: int) -> str:
+    """The chunker's id of the chunk numbered `number` (`prefix` ends with "-")."""
+    return f"{prefix}{number:05d}"
+
+
+class DocPlaces(Mapping[str, Place]):
+    """Chunk id -> place for one document, in chunk order. Never changed once made."""
+
+    __slots__ = (
+        "_first", "_numbered", "_other_rows", "_others", "_pages", "_prefix", "_rows", "_strings"
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        prefix: str,
+        first: int,
+        numbered: int,
+        others: tuple[str, ...],
+        rows: np.ndarray,
+        strings: tuple[str | None, ...],
+        pages: DocPages,
+    ) -> None:
+        self._prefix = prefix  # the chunker's ids: prefix + the chunk's number
+        self._first = first  # the number of the first row
+        self._numbered = numbered  # rows [0, numbered) have the chunker's ids
+        self._others = others  # the ids of the rows after, in order
+        self._other_rows = {chunk_id: numbered + i for i, chunk_id in enumerate(others)}
+        self._rows = rows
+        self._strings = strings  # ends with None
+        self._pages = pages  # the document's page keys: a row's first column is an index here
+
+    def row_of(self, chunk_id: str) -> int | None:
+        if chunk_id.startswith(self._prefix):
+            suffix = chunk_id[len(self._prefix) :]
+            if suffix.isascii() and suffix.isdigit():
+                row = int(suffix) - self._first
+                if 0 <= row < self._numbered and numbered_id(self._prefix, int(suffix)) == chunk_id:
+                    return row
+        return self._other_rows.get(chunk_id)
+
+    def id_at(self, row: int) -> str:
+        if row < self._numbered:
+            return numbered_id(self._prefix, self._first + row)
+        return self._others[row - self._numbered]
+
+    def place_at(self, row: int) -> Place:
+        page, doc_id, name, section, block, label, page_label = self._rows[row].tolist()
+        text = self._strings
+        key = self._pages[page]  # made on each read, as the place is
+        return Place(
+            text[doc_id] or key.doc_id, text[name] or "", key.page, text[section], text[block],
+            text[label], key, text[page_label],
+        )  # fmt: skip
+
+    def rows_on(self, page_row: int) -> list[int]:
+        """The rows of the chunks on the document's page `page_row`, in chunk order."""
+        return np.flatnonzero(self._rows[:, _PAGE] == page_row).tolist()
+
+    def __getitem__(self, chunk_id: str) -> Place:
+        row = self.row_of(chunk_id)
+        if row is None:
+            raise KeyError(chunk_id)
+        return self.place_at(row)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return isinstance(chunk_id, str) and self.row_of(chunk_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        for number in range(self._first, self._first + self._numbered):
+            yield numbered_id(self._prefix, number)
+        yield from self._others
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def values(self) -> ValuesView[Place]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, Place]:
+        return _Items(self)
+
+
+class _Values(ValuesView[Place]):
+    _mapping: DocPlaces
+
+    def __iter__(self) -> Iterator[Place]:
+        return (self._mapping.place_at(row) for row in range(len(self._mapping)))
+
+
+class _Items(ItemsView[str, Place]):
+    _mapping: DocPlaces
+
+    def __iter__(self) -> Iterator[tuple[str, Place]]:
+        places = self._mapping
+        return ((places.id_at(row), places.place_at(row)) for row in range(len(places)))
+
+
+class DocPages(Sequence[PageKey]):
+    """A document's page keys in order of first appearance, held as their page numbers (one
+    32-bit integer a page); each key is made when read."""
+
+    __slots__ = ("_numbers", "doc_id")
+
+    def __init__(self, doc_id: str, numbers: np.ndarray) -> None:
+        self.doc_id = doc_id
+        self._numbers = numbers
+
+    @classmethod
+    def of(cls, doc_id: str, keys: Iterable[PageKey]) -> DocPages:
+        return cls(doc_id, np.asarray([key.page for key in keys], dtype=np.int32))
+
+    @overload
+    def __getitem__(self, row: int) -> PageKey: ...
+    @overload
+    def __getitem__(self, row: slice) -> tuple[PageKey, ...]: ...
+    def __getitem__(self, row: int | slice) -> PageKey | tuple[PageKey, ...]:
+        if isinstance(row, slice):
+            return tuple(PageKey(self.doc_id, n) for n in self._numbers[row].tolist())
+        return PageKey(self.doc_id, int(self._numbers[row]))
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __iter__(self) -> Iterator[PageKey]:
+        return (PageKey(self.doc_id, n) for n in self._numbers.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, like the tuple it stands for
+
+    def ids(self) -> Iterator[str]:
+        return (page_vector_key(self.doc_id, n) for n in self._numbers.tolist())
+
+    def row_of_page(self, page: int) -> int | None:
+        rows = np.flatnonzero(self._numbers == page)
+        return int(rows[0]) if rows.size else None
+
+    def row_of(self, page_id: str) -> int | None:
+        """The row of the page whose id is `page_id` (None: not one of this document's)."""
+        prefix = page_vector_prefix(self.doc_id)
+        suffix = page_id[len(prefix) :] if page_id.startswith(prefix) else ""
+        if not (suffix.isascii() and suffix.isdigit()):
+            return None
+        page = int(suffix)
+        return self.row_of_page(page) if page_vector_key(self.doc_id, page) == page_id else None
+
+
+class PageChunks(Mapping[PageKey, list[str]]):
+    """Page key -> the ids of its chunks in chunk order, read from a document's places."""
+
+    __slots__ = ("_pages", "_places")
+
+    def __init__(self, places: DocPlaces, pages: DocPages) -> None:
+        self._places = places
+        self._pages = pages
+
+    def __getitem__(self, key: PageKey) -> list[str]:
+        row = self._pages.row_of_page(key.page) if key.doc_id == self._pages.doc_id else None
+        if row is None:
+            raise KeyError(key)
+        return [self._places.id_at(r) for r in self._places.rows_on(row)]
+
+    def __iter__(self) -> Iterator[PageKey]:
+        return iter(self._pages)
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+
+class PlacesBuilder:
+    """Collects a document's places row by row, in chunk order, then makes its `DocPlaces`."""
+
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+        self._prefix = doc_id[:16] + "-"
+        self._ids: list[str] = []
+        self._rows: list[tuple[int, ...]] = []
+        self._strings: dict[str, int] = {}
+        self.pages: dict[int, PageKey] = {}  # page number -> its key, in order of first sight
+        self._page_rows: dict[int, int] = {}
+
+    def add(self, chunk_id: str, page: int, texts: Sequence[str | None]) -> PageKey:
+        """A chunk on `page` whose place's strings are `texts` (doc id, document name, section,
+        block type, label, page label); returns its page's key."""
+        key = self.pages.get(page)
+        if key is None:
+            key = self.pages[page] = PageKey(self.doc_id, page)
+            self._page_rows[page] = len(self._page_rows)
+        self._ids.append(chunk_id)
+        self._rows.append((self._page_rows[page], *map(self._index, texts)))
+        return key
+
+    def _index(self, text: str | None) -> int:
+        if text is None:
+            return _NONE
+        found = self._strings.get(text)
+        if found is None:
+            found = self._strings[text] = len(self._strings)
+        return found
+
+    def built(self) -> tuple[DocPlaces, DocPages]:
+        """The places, and the document's page keys in order of first appearance."""
+        first, numbered = self._numbered_run()
+        rows = np.asarray(self._rows, dtype=np.int32).reshape(len(self._rows), 7)
+        strings = (*(shared_text(s) for s in self._strings), None)
+        pages = DocPages.of(self.doc_id, self.pages.values())
+        others = tuple(self._ids[numbered:])
+        return DocPlaces(self._prefix, first, numbered, others, rows, strings, pages), pages
+
+    def _numbered_run(self) -> tuple[int, int]:
+        """The first row's number and how many rows from it carry the chunker's ids in a row."""
+        if not self._ids or not self._ids[0].startswith(self._prefix):
+            return 0, 0
+        suffix = self._ids[0][len(self._prefix) :]
+        if not (suffix.isascii() and suffix.isdigit()):
+            return 0, 0
+        first = int(suffix)
+        count = 0
+        for chunk_id in self._ids:
+            if chunk_id != numbered_id(self._prefix, first + count):
+                break
+            count += 1
+        return first, count
