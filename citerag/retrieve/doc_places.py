@@ -13,10 +13,9 @@ hundreds of them.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from typing import overload
-
-import numpy as np
 
 from citerag.nodes import page_vector_key, page_vector_prefix
 from citerag.retrieve.page_evidence import PageKey
@@ -25,6 +24,14 @@ from citerag.retrieve.place import Place, shared_text
 _NONE = -1  # a place's key that holds nothing: the strings table's last entry, None
 # Columns of a row: the page's row in `pages`, then the indexes of the place's strings.
 _PAGE, _DOC_ID, _NAME, _SECTION, _BLOCK, _LABEL, _PAGE_LABEL = range(7)
+_COLUMNS = 7
+
+
+def _canonical_number(suffix: str) -> bool:
+    """Whether `suffix` is a number as `numbered_id` writes it: at least five ASCII digits,
+    zero-padded to five and no further."""
+    size = len(suffix)
+    return size >= 5 and suffix.isascii() and suffix.isdigit() and (size == 5 or suffix[0] != "0")
 
 
 def numbered_id(prefix: str, number: int) -> str:
@@ -45,7 +52,7 @@ class DocPlaces(Mapping[str, Place]):
         first: int,
         numbered: int,
         others: tuple[str, ...],
-        rows: np.ndarray,
+        rows: array[int],
         strings: tuple[str | None, ...],
         pages: DocPages,
     ) -> None:
@@ -54,16 +61,18 @@ class DocPlaces(Mapping[str, Place]):
         self._numbered = numbered  # rows [0, numbered) have the chunker's ids
         self._others = others  # the ids of the rows after, in order
         self._other_rows = {chunk_id: numbered + i for i, chunk_id in enumerate(others)}
-        self._rows = rows
+        self._rows = rows  # _COLUMNS integers a chunk, row after row
         self._strings = strings  # ends with None
         self._pages = pages  # the document's page keys: a row's first column is an index here
 
     def row_of(self, chunk_id: str) -> int | None:
+        # Asked for every chunk a question's carriers and hits name (thousands), so the test
+        # that the id is the chunker's own form is on lengths, not a formatted copy.
         if chunk_id.startswith(self._prefix):
             suffix = chunk_id[len(self._prefix) :]
-            if suffix.isascii() and suffix.isdigit():
+            if _canonical_number(suffix):
                 row = int(suffix) - self._first
-                if 0 <= row < self._numbered and numbered_id(self._prefix, int(suffix)) == chunk_id:
+                if 0 <= row < self._numbered:
                     return row
         return self._other_rows.get(chunk_id)
 
@@ -73,7 +82,8 @@ class DocPlaces(Mapping[str, Place]):
         return self._others[row - self._numbered]
 
     def place_at(self, row: int) -> Place:
-        page, doc_id, name, section, block, label, page_label = self._rows[row].tolist()
+        at = row * _COLUMNS
+        page, doc_id, name, section, block, label, page_label = self._rows[at : at + _COLUMNS]
         text = self._strings
         key = self._pages[page]  # made on each read, as the place is
         return Place(
@@ -83,7 +93,8 @@ class DocPlaces(Mapping[str, Place]):
 
     def rows_on(self, page_row: int) -> list[int]:
         """The rows of the chunks on the document's page `page_row`, in chunk order."""
-        return np.flatnonzero(self._rows[:, _PAGE] == page_row).tolist()
+        pages = self._rows[_PAGE::_COLUMNS]
+        return [row for row, page in enumerate(pages) if page == page_row]
 
     def __getitem__(self, chunk_id: str) -> Place:
         row = self.row_of(chunk_id)
@@ -100,7 +111,7 @@ class DocPlaces(Mapping[str, Place]):
         yield from self._others
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._rows) // _COLUMNS
 
     def values(self) -> ValuesView[Place]:
         return _Values(self)
@@ -130,13 +141,13 @@ class DocPages(Sequence[PageKey]):
 
     __slots__ = ("_numbers", "doc_id")
 
-    def __init__(self, doc_id: str, numbers: np.ndarray) -> None:
+    def __init__(self, doc_id: str, numbers: array[int]) -> None:
         self.doc_id = doc_id
         self._numbers = numbers
 
     @classmethod
     def of(cls, doc_id: str, keys: Iterable[PageKey]) -> DocPages:
-        return cls(doc_id, np.asarray([key.page for key in keys], dtype=np.int32))
+        return cls(doc_id, array("i", (key.page for key in keys)))
 
     @overload
     def __getitem__(self, row: int) -> PageKey: ...
@@ -144,14 +155,14 @@ class DocPages(Sequence[PageKey]):
     def __getitem__(self, row: slice) -> tuple[PageKey, ...]: ...
     def __getitem__(self, row: int | slice) -> PageKey | tuple[PageKey, ...]:
         if isinstance(row, slice):
-            return tuple(PageKey(self.doc_id, n) for n in self._numbers[row].tolist())
-        return PageKey(self.doc_id, int(self._numbers[row]))
+            return tuple(PageKey(self.doc_id, n) for n in self._numbers[row])
+        return PageKey(self.doc_id, self._numbers[row])
 
     def __len__(self) -> int:
         return len(self._numbers)
 
     def __iter__(self) -> Iterator[PageKey]:
-        return (PageKey(self.doc_id, n) for n in self._numbers.tolist())
+        return (PageKey(self.doc_id, n) for n in self._numbers)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -159,20 +170,19 @@ class DocPages(Sequence[PageKey]):
     __hash__ = None  # type: ignore[assignment]  # equal by value, like the tuple it stands for
 
     def ids(self) -> Iterator[str]:
-        return (page_vector_key(self.doc_id, n) for n in self._numbers.tolist())
+        return (page_vector_key(self.doc_id, n) for n in self._numbers)
 
     def row_of_page(self, page: int) -> int | None:
-        rows = np.flatnonzero(self._numbers == page)
-        return int(rows[0]) if rows.size else None
+        try:
+            return self._numbers.index(page)
+        except ValueError:
+            return None
 
     def row_of(self, page_id: str) -> int | None:
         """The row of the page whose id is `page_id` (None: not one of this document's)."""
         prefix = page_vector_prefix(self.doc_id)
         suffix = page_id[len(prefix) :] if page_id.startswith(prefix) else ""
-        if not (suffix.isascii() and suffix.isdigit()):
-            return None
-        page = int(suffix)
-        return self.row_of_page(page) if page_vector_key(self.doc_id, page) == page_id else None
+        return self.row_of_page(int(suffix)) if _canonical_number(suffix) else None
 
 
 class PageChunks(Mapping[PageKey, list[str]]):
@@ -231,7 +241,7 @@ class PlacesBuilder:
     def built(self) -> tuple[DocPlaces, DocPages]:
         """The places, and the document's page keys in order of first appearance."""
         first, numbered = self._numbered_run()
-        rows = np.asarray(self._rows, dtype=np.int32).reshape(len(self._rows), 7)
+        rows = array("i", (value for row in self._rows for value in row))
         strings = (*(shared_text(s) for s in self._strings), None)
         pages = DocPages.of(self.doc_id, self.pages.values())
         others = tuple(self._ids[numbered:])
