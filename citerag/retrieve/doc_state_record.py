@@ -7,8 +7,10 @@ its first chunk's text to find the domain's key pages: at 100k chunks (2,843 doc
 the document's stored chunks (one version of them: the record's `created_at`), the domain
 vocabulary's key page titles and this module's format, so it is kept in the docstore
 (`DocStore.put_doc_states`) under those, written by the first process that loads the document and
-read by every later one. A kept state whose version, vocabulary or format differs, or that
-cannot be read, is loaded again from the chunks and replaced: it is a cache, never the truth.
+read by every later one. Writing any chunk of a document drops its kept state (a repair that
+restores lost chunks keeps the record's `created_at`). A kept state whose version, vocabulary or
+format differs, or that cannot be read, is loaded again from the chunks and replaced: it is a
+cache, never the truth.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ class DocStore(Protocol):
     def put_doc_states(self, collection: str, states: Mapping[str, JSONObject]) -> None:
         """Keep what retrieval derived of each document (doc id -> it), so a new process reads
         that instead of the document's chunks (`citerag.retrieve.doc_state_record`). Not a
-        change to the collection (nothing journaled); deleted with its document."""
+        change to the collection (nothing journaled); dropped when any chunk of its document is
+        written, and deleted with the document."""
         ...
 
     def get_doc_states(self, collection: str, doc_ids: Sequence[str]) -> dict[str, JSONObject]:

@@ -13,7 +13,7 @@ from pymongo import ASCENDING, DESCENDING, MongoClient, ReplaceOne
 from pymongo.errors import ConfigurationError, DuplicateKeyError, PyMongoError
 
 from citerag.errors import BackendUnavailable, ConfigError
-from citerag.nodes import from_record, page_vector_prefix, to_record
+from citerag.nodes import doc_id_of, from_record, page_vector_prefix, to_record
 from citerag.settings import shown_uri
 from citerag.settings.choices import SentenceVectorEncoding
 from citerag.store.base import ChunkMetadata
@@ -176,6 +176,9 @@ class MongoDocStore:
         ]
         if writes:
             self._chunks.bulk_write(writes, ordered=False)
+            # A document's kept state is derived from its chunks: any chunk written drops it.
+            doc_ids = sorted({doc_id_of(c) for c in chunks})
+            self._doc_states.delete_many({"collection": collection, "doc_id": {"$in": doc_ids}})
 
     def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
         """Delete, then insert: replacing a document that holds BSON binary fails on MongoDB wire

@@ -124,6 +124,11 @@ class SQLiteDocStore:
                 rows,
             )
             replace_values(conn, collection, [c.node_id for c in chunks], values)
+            # A document's kept state is derived from its chunks: any chunk written drops it.
+            conn.executemany(
+                "DELETE FROM doc_states WHERE collection = ? AND doc_id = ?",
+                [(collection, doc_id) for doc_id in sorted({doc_id_of(c) for c in chunks})],
+            )
 
     def put_sentence_vectors(self, collection: str, vectors: dict[str, np.ndarray]) -> None:
         encoding = self._vector_encoding

@@ -309,6 +309,8 @@ class DocStoreContract(SentenceVectorContract, ValueTableContract):
         assert docstore.get_doc_states("main", ["d1"]) == {"d1": {"version": 3.0}}
         docstore.delete_document("main", "d1")
         assert docstore.get_doc_states("main", ["d1", "d2"]) == {"d2": {"version": 2.0}}
+        docstore.put_chunks("main", [chunk("d2", 1)])  # a chunk restored: the state is stale
+        assert docstore.get_doc_states("main", ["d2"]) == {}
         assert docstore.get_doc_states("other", ["d1"]) == {"d1": {"version": 9.0}}
 
 
