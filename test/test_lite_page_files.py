@@ -1,0 +1,151 @@
+"""Lite's page copy is kept in its folder between processes (`store/lite_page_files.py`): the
+next index loads it without reading Lite's rows and finds what Lite finds; a write not followed
+by a close leaves no stored copy, and a damaged copy or one Lite's row count contradicts is
+read from Lite instead, never searched."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citerag.store.base import PageRow
+from citerag.store.lite_page_files import pages_folder
+from citerag.store.lite_pages import ExactPageCache
+from citerag.store.milvus_index import MilvusIndex
+from citerag.store.milvus_lite import lite_users
+
+DIM = 8
+QUERIES = np.random.default_rng(9).standard_normal((4, DIM)).astype(np.float32)
+SOME = {f"{d}-page{n:05d}" for d in "abcd" for n in range(1, 121, 3)}
+
+
+def rows(doc_id: str, count: int, seed: int) -> list[PageRow]:
+    vectors = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
+    return [
+        PageRow(f"{doc_id}-page{n:05d}", doc_id, n, vectors[n - 1]) for n in range(1, count + 1)
+    ]
+
+
+def opened(uri: str) -> tuple[MilvusIndex, list[str]]:
+    """An index on `uri` and the collections it reads back from Lite's rows."""
+    index = MilvusIndex(uri)
+    assert isinstance(index.pages, ExactPageCache)
+    reads: list[str] = []
+    read_rows = index._page_rows.stored_rows
+    index.pages._read_rows = lambda c: reads.append(c) or read_rows(c)  # type: ignore[attr-defined]
+    return index, reads
+
+
+def agree(index: MilvusIndex) -> None:
+    """The copy's hits are Lite's own FLAT search's, unrestricted and among some pages."""
+    for among in (None, SOME):
+        for query in QUERIES:
+            held = index.pages.search("c", query, 7, among)
+            flat = index._page_rows.search("c", query, 7, among)
+            assert [p for p, _ in held] == [p for p, _ in flat]
+            assert np.allclose([s for _, s in held], [s for _, s in flat], atol=1e-4)
+
+
+def stored(uri: str) -> Path:
+    return pages_folder(uri) / "c_c_pg"
+
+
+@pytest.fixture
+def uri(tmp_path: Path) -> str:
+    """A Lite folder whose collection "c" holds 300 pages of three documents, written by an
+    index that closed without searching (as an ingest does)."""
+    path = str(tmp_path / "milvus.db")
+    index, reads = opened(path)
+    for n, doc_id in enumerate("abc"):
+        index.pages.insert("c", rows(doc_id, 100, seed=n))
+    index.close()
+    assert reads == [] and (stored(path) / "matrix.npy").is_file()
+    return path
+
+
+def test_the_next_index_loads_the_copy_without_reading_lite(uri: str) -> None:
+    index, reads = opened(uri)
+    agree(index)
+    index.pages.insert("c", rows("d", 120, seed=7))  # a writer loads the stored copy too
+    index.delete_document("c", "b")
+    index.pages.insert("c", rows("a", 30, seed=8))  # pages of "a" embedded again
+    agree(index)
+    index.close()
+    index, more = opened(uri)
+    agree(index)
+    assert not any(p.startswith("b-") for p, _ in index.pages.search("c", QUERIES[0], 400, None))
+    index.close()
+    assert reads == more == []
+
+
+def test_a_write_not_followed_by_a_close_leaves_lite_to_be_read(uri: str) -> None:
+    killed, _ = opened(uri)
+    agree(killed)
+    killed.delete_document("c", "a")
+    killed.pages.insert("c", rows("b", 50, seed=11))  # Lite's count of rows stays 300 - 100
+    assert not stored(uri).exists()  # removed before Lite changed
+    # `killed` is left open, as a process killed here never closes it; Lite serves the same
+    # folder to the next index in this process.
+    index, reads = opened(uri)
+    agree(index)
+    assert reads == ["c"]
+    assert (stored(uri) / "matrix.npy").is_file()  # stored again from the rows read
+    index.close()
+    killed.client.close()  # and Lite's server stops, without `killed`'s copy being stored
+    lite_users.release(uri)
+
+
+def damage_matrix(folder: Path) -> None:
+    path = folder / "matrix.npy"
+    path.write_bytes(path.read_bytes()[:-100])
+
+
+def shorten_ids(folder: Path) -> None:
+    np.save(folder / "ids.npy", np.load(folder / "ids.npy")[:-1])
+
+
+def change_a_vector(folder: Path) -> None:
+    matrix = np.load(folder / "matrix.npy")
+    matrix[5] = -matrix[5]
+    np.save(folder / "matrix.npy", matrix)
+
+
+def garble_meta(folder: Path) -> None:
+    (folder / "meta.json").write_text('{"format": 1, "rows": ')
+
+
+@pytest.mark.parametrize("damage", [damage_matrix, shorten_ids, change_a_vector, garble_meta])
+def test_a_damaged_copy_is_read_from_lite(
+    uri: str, damage: Callable[[Path], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    damage(stored(uri))
+    index, reads = opened(uri)
+    with caplog.at_level(logging.WARNING):
+        agree(index)
+    assert reads == ["c"]
+    assert "cannot be used" in caplog.text
+    index.close()
+    index, reads = opened(uri)  # and stored whole again
+    agree(index)
+    index.close()
+    assert reads == []
+
+
+def test_lite_written_without_the_copy_is_read_again(
+    uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    older, _ = opened(uri)
+    older._page_rows.insert("c", rows("d", 5, seed=3))  # as code that keeps no copy writes
+    older.close()
+    assert stored(uri).exists()
+    index, reads = opened(uri)
+    with caplog.at_level(logging.WARNING):
+        agree(index)
+        found = index.pages.search("c", QUERIES[0], 400, None)
+    assert reads == ["c"] and "holds 300 rows and Milvus Lite 305" in caplog.text
+    assert {p for p, _ in found} >= {f"d-page{n:05d}" for n in range(1, 6)}
+    index.close()
