@@ -3,11 +3,12 @@ page row back through Lite (28 s for 90,721 rows on the 2-core machine).
 
 One folder per page collection inside Lite's own folder: a copy of Lite's rows goes where Lite's
 files go (copied, moved and deleted with them), so it can never describe another Lite. It holds
-ids.npy and doc_ids.npy (unicode arrays), matrix.npy (normalized float32 rows) and meta.json
-(row count, dimension, CRC-32 of the matrix). A set is written in a hidden staging folder and
-renamed into place (`atomic_dirs`), and removed by a rename: a reader sees a whole set or none.
-A set that cannot be read, disagrees with itself or fails its checksum is removed with a
-warning; the caller then reads Lite, which is slow but exact.
+ids.npy and doc_ids.npy (unicode arrays), matrix.npy (normalized float32 rows) and meta.json:
+row count, dimension, CRC-32 of the matrix, and `lite_files`, the names, sizes and modification
+times of Lite's files of that collection when it was stored. A set is written in a hidden
+staging folder and renamed into place (`atomic_dirs`), and removed by a rename: a reader sees a
+whole set or none. A set that cannot be read, disagrees with itself or fails its checksum is
+removed with a warning; the caller then reads Lite, which is slow but exact.
 """
 
 from __future__ import annotations
@@ -29,11 +30,16 @@ FORMAT = 1
 FOLDER = "citerag_pages"  # inside Lite's folder, beside its own `collections`
 
 
+# Every file of a Lite collection: (path inside its folder, bytes, modification time in ns).
+LiteFiles = list[list[str | int]]
+
+
 @dataclass(frozen=True)
 class StoredPages:
     ids: list[str]
     doc_ids: list[str]
     matrix: np.ndarray  # float32, one row per id
+    lite_files: LiteFiles | None  # Lite's files of the collection when this was stored
 
 
 def pages_folder(uri: str) -> Path:
@@ -44,10 +50,34 @@ def pages_folder(uri: str) -> Path:
 
 
 class PageFiles:
-    """The stored copies under `folder`, one set per page collection name."""
+    """The stored copies under `folder`, one set per page collection name, of the Lite at
+    `lite`."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, lite: Path | None = None) -> None:
         self.folder = folder
+        self._lite = lite
+
+    def lite_files(self, name: str) -> LiteFiles | None:
+        """Lite's files of collection `name` now, None where Lite keeps no such folder (a
+        collection not made yet, or a Lite that keeps its data otherwise).
+
+        Milvus Lite 3 writes every change (insert, delete, compaction) as new segment files and
+        a new manifest.json, and leaves them alone when it only opens, searches or closes, so
+        the same files mean the same rows."""
+        folder = self._lite / "collections" / name if self._lite else None
+        if folder is None or not folder.is_dir():
+            return None
+        found: LiteFiles = []
+        try:
+            for path in sorted(folder.rglob("*")):
+                status = path.stat()
+                if path.is_file():
+                    found.append(
+                        [str(path.relative_to(folder)), status.st_size, status.st_mtime_ns]
+                    )
+        except OSError:  # a file replaced meanwhile: unknown, so Lite's rows are counted
+            return None
+        return found
 
     def load(self, name: str) -> StoredPages | None:
         """The stored copy of `name`, or None when there is none or it is damaged."""
@@ -83,6 +113,7 @@ class PageFiles:
             "rows": len(ids),
             "dim": int(matrix.shape[1]) if matrix.ndim == 2 else 0,
             "crc32": zlib.crc32(matrix.data),
+            "lite_files": self.lite_files(name),
         }
         write_json_atomically(staging / "meta.json", meta)
         swap_in(staging, self.folder / name)
@@ -106,7 +137,10 @@ def _read(path: Path) -> StoredPages:
         raise ValueError(f"a {matrix.dtype} matrix of shape {matrix.shape} for {rows}x{dim}")
     if zlib.crc32(np.ascontiguousarray(matrix).data) != int(meta["crc32"]):
         raise ValueError("the matrix fails its checksum")
-    return StoredPages(ids.tolist(), doc_ids.tolist(), matrix)
+    lite_files = meta.get("lite_files")
+    if lite_files is not None and not isinstance(lite_files, list):
+        raise ValueError(f"Lite's files recorded as {type(lite_files).__name__}")
+    return StoredPages(ids.tolist(), doc_ids.tolist(), matrix, lite_files)
 
 
 def _save_array(path: Path, array: np.ndarray) -> None:

@@ -85,7 +85,7 @@ class MilvusIndex:
         if not self.is_server:
             # Lite scans every row per search, and no other process writes its folder: its page
             # rows are searched in a copy held here and kept in its folder (`lite_pages`).
-            files = PageFiles(pages_folder(uri))
+            files = PageFiles(pages_folder(uri), Path(uri).expanduser())
             rows = self._page_rows
             self.pages = ExactPageCache(rows, rows.stored_rows, files, rows.name)
         if not self.is_server:
