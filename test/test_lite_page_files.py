@@ -42,7 +42,12 @@ def opened(uri: str) -> tuple[MilvusIndex, list[str]]:
 
 
 def agree(index: MilvusIndex) -> None:
-    """The copy's hits are Lite's own FLAT search's, unrestricted and among some pages."""
+    """The copy's hits are Lite's own FLAT search's, unrestricted and among some pages, and
+    its counts and documents are Lite's."""
+    lite = index._page_rows
+    assert index.pages.doc_ids("c") == lite.doc_ids("c")
+    for doc_id in (None, "a", "b", "d"):
+        assert index.pages.count("c", doc_id) == lite.count("c", doc_id)
     for among in (None, SOME):
         for query in QUERIES:
             held = index.pages.search("c", query, 7, among)

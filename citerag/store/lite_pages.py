@@ -133,21 +133,20 @@ class ExactPageCache:
     def search(
         self, collection: str, vector: np.ndarray, top_k: int, among: Collection[str] | None
     ) -> list[tuple[str, float]]:
-        held = self._copies.get(collection)
-        if held is None:
-            with self._lock:
-                held = self._copies.get(collection) or self._stored(collection)
-                if held is None:
-                    held = _Pages.of(*self._read_rows(collection))
-                    self._store(collection, held)
-                self._copies[collection] = held
-        return held.nearest(vector, top_k, among)
+        held = self._copies.get(collection) or self._held(collection, read=True)
+        return held.nearest(vector, top_k, among) if held is not None else []
 
     def doc_ids(self, collection: str) -> set[str]:
-        return self._pages.doc_ids(collection)
+        held = self._held(collection, read=False)
+        return set(held.doc_ids) if held is not None else self._pages.doc_ids(collection)
 
     def count(self, collection: str, doc_id: str | None = None) -> int:
-        return self._pages.count(collection, doc_id)
+        """From the copy when held or stored: Lite opens the collection to count it, about 1.7 s
+        at 90,721 page rows, which every process's first repair check would pay."""
+        held = self._held(collection, read=False)
+        if held is None:
+            return self._pages.count(collection, doc_id)
+        return len(held.ids) if doc_id is None else held.doc_ids.count(doc_id)
 
     def delete_document(self, collection: str, doc_id: str) -> None:
         self._write(
@@ -169,6 +168,17 @@ class ExactPageCache:
                 if held is not None:
                     self._store(collection, held)
             self._unsaved.clear()
+
+    def _held(self, collection: str, read: bool) -> _Pages | None:
+        """The copy: held, else the stored one, else (when `read`) every row read from Lite."""
+        with self._lock:
+            held = self._copies.get(collection) or self._stored(collection)
+            if held is None and read:
+                held = _Pages.of(*self._read_rows(collection))
+                self._store(collection, held)
+            if held is not None:
+                self._copies[collection] = held
+            return held
 
     def _write(
         self, collection: str, write: Callable[[], None], change: Callable[[_Pages], _Pages]
