@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -171,3 +175,36 @@ def test_lite_written_without_the_copy_is_read_again(
     assert reads == ["c"] and found[0][0] == seen
     assert ("305 rows, stored 300" if known_by == "count" else "its files differ") in caplog.text
     index.close()
+
+
+KILLED_AFTER = """
+import os, signal, sys
+import numpy as np
+from citerag.store.base import PageRow
+from citerag.store.milvus_index import MilvusIndex
+index = MilvusIndex(sys.argv[1])
+index.pages.search("c", np.ones(8, np.float32), 3, None)
+if sys.argv[2] == "write":
+    index.delete_document("c", "a")
+    vectors = np.random.default_rng(5).standard_normal((20, 8)).astype(np.float32)
+    index.pages.insert("c", [PageRow(f"b-page{n:05d}", "b", n, vectors[n]) for n in range(1, 20)])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.slow
+def test_a_process_killed_after_searching_or_writing(uri: str) -> None:
+    for step, stays in (("search", True), ("write", False)):
+        killed = subprocess.run(
+            [sys.executable, "-c", KILLED_AFTER, uri, step],
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+            capture_output=True,
+            timeout=120,
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+        assert stored(uri).exists() == stays
+        index, reads = opened(uri)
+        agree(index)
+        assert reads == ([] if stays else ["c"])
+        assert index.pages.count("c", "a") == (100 if stays else 0)
+        index.close()
