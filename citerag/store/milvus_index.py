@@ -15,6 +15,7 @@ from pymilvus import MilvusClient, MilvusException
 from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import PageIndex, VectorQuery, VectorRow
+from citerag.store.lite_page_files import PageFiles, pages_folder
 from citerag.store.lite_pages import ExactPageCache
 from citerag.store.milvus_caps import capabilities, search_params
 from citerag.store.milvus_filters import milvus_literal, search_expression
@@ -74,19 +75,19 @@ class MilvusIndex:
         self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
         self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
         self._page_rows = MilvusPages(self)
-        # Lite scans every row per search, and no other process writes its folder: its page
-        # rows are searched in a copy held here (`lite_pages`).
-        self.pages: PageIndex = (
-            self._page_rows
-            if self.is_server
-            else ExactPageCache(self._page_rows, self._page_rows.stored_rows)
-        )
+        self.pages: PageIndex = self._page_rows
         if not self.is_server:
             Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
             self._client = MilvusClient(uri=uri, token=token, timeout=CONNECT_TIMEOUT_S)
         except MilvusException as error:
             raise self._unavailable(error) from None
+        if not self.is_server:
+            # Lite scans every row per search, and no other process writes its folder: its page
+            # rows are searched in a copy held here and kept in its folder (`lite_pages`).
+            files = PageFiles(pages_folder(uri), Path(uri).expanduser())
+            rows = self._page_rows
+            self.pages = ExactPageCache(rows, rows.stored_rows, files, rows.name)
         if not self.is_server:
             lite_users.acquire(uri)
         try:
@@ -389,7 +390,11 @@ class MilvusIndex:
             self._fields.pop(milvus_collection_name(collection), None)
 
     def close(self) -> None:
-        with self._lock:
-            self._client.close()
-            if not self.is_server:
-                lite_users.release(self.uri)
+        try:
+            if isinstance(self.pages, ExactPageCache):
+                self.pages.save()
+        finally:
+            with self._lock:
+                self._client.close()
+                if not self.is_server:
+                    lite_users.release(self.uri)
