@@ -230,6 +230,14 @@ class PlacesBuilder:
         self._rows.append((self._page_rows[page], *map(self._index, texts)))
         return key
 
+    def doc_name(self) -> str:
+        """The document name of the first chunk added ("" before any)."""
+        return (
+            next((s for s, at in self._strings.items() if at == self._rows[0][_NAME]), "")
+            if self._rows
+            else ""
+        )
+
     def _index(self, text: str | None) -> int:
         if text is None:
             return _NONE

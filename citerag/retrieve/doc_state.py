@@ -103,34 +103,39 @@ def load_doc_state(
             first[key] = chunk
         if held.get(BLOCK_TYPE) == "table":
             with_tables.add(key)
-    places, pages = built.built()
     kinds = _statement_pages(docstore, collection, with_tables, first, chunk_ids, vocabulary)
     if card is None:
-        card = _card_from_chunks(docstore, collection, places, chunk_ids)
+        card = _card_from_chunks(docstore, collection, built.doc_name(), chunk_ids)
+    counted = {name: tuple(found) for name, found in values.items() if found}
+    return built_state(built, version, kinds, card, page_count, counted)
+
+
+def built_state(
+    built: PlacesBuilder,
+    version: float,
+    kinds: Mapping[str, str],
+    card: DocumentCard,
+    page_count: int,
+    values: Mapping[str, tuple[str, ...]],
+) -> DocState:
+    """The state of the document whose places `built` collected."""
+    places, pages = built.built()
+    chunks = PageChunks(places, pages)
     return DocState(
-        doc_id,
-        version,
-        places,
-        pages,
-        PageChunks(places, pages),
-        frozenset(kinds),
-        card,
-        kinds,
-        page_count,
-        {name: tuple(found) for name, found in values.items() if found},
-    )
+        built.doc_id, version, places, pages, chunks, frozenset(kinds), card, dict(kinds),
+        page_count, values,
+    )  # fmt: skip
 
 
 def _card_from_chunks(
     docstore: DocStore,
     collection: str,
-    places: Mapping[str, Place],
+    name: str,
     chunk_ids: dict[PageKey, list[str]],
 ) -> DocumentCard:
     first_pages = sorted(chunk_ids, key=lambda key: key.page)[:PAGES_READ]
     texts = [merged_text(docstore.get_chunks(collection, chunk_ids[key])) for key in first_pages]
-    first = next(iter(places.values()), None)
-    return read_card(first.doc_name if first else "", texts)
+    return read_card(name, texts)
 
 
 def _statement_pages(

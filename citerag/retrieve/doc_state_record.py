@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from citerag.domain import LINES_SEARCHED, DomainVocabulary
-from citerag.retrieve.doc_places import PageChunks, PlacesBuilder
-from citerag.retrieve.doc_state import DocState, load_doc_state
+from citerag.retrieve.doc_places import PlacesBuilder
+from citerag.retrieve.doc_state import DocState, built_state, load_doc_state
 from citerag.retrieve.place import shared_text
 from citerag.store.base import DocStore
 from citerag.types import DocumentCard, DocumentRecord, JSONObject, JSONValue
@@ -137,23 +137,11 @@ def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None)
         texts = (strings[doc_id] or record.doc_id, strings[name] or "", strings[section],
                  strings[block], strings[label], strings[page_label])  # fmt: skip
         built.add(chunk_id, int(page), texts)
-    places, pages = built.built()
     kinds = {str(p): str(k) for p, k in cast(list[list[str]], state["key_pages"])}
     values = {
-        str(n): [str(v) for v in found]
-        for n, found in cast(list[list[list[object]]], state["values"])
+        str(name): tuple(shared_text(str(v)) for v in found)
+        for name, found in cast(list[list[list[object]]], state["values"])
     }
     if card is None:
         card = DocumentCard.from_dict(cast(JSONObject, state["card"]))
-    return DocState(
-        record.doc_id,
-        record.created_at,
-        places,
-        pages,
-        PageChunks(places, pages),
-        frozenset(kinds),
-        card,
-        kinds,
-        record.pages,
-        {name: tuple(shared_text(v) for v in found) for name, found in values.items()},
-    )
+    return built_state(built, record.created_at, kinds, card, record.pages, values)
