@@ -148,6 +148,11 @@ def link_neighbours(nodes: Sequence[TextNode]) -> None:
         )
 
 
+def chunk_key(doc_id: str, number: int) -> str:
+    """The id of the document's chunk numbered `number` (in reading order, from 0)."""
+    return f"{doc_id[:16]}-{number:05d}"
+
+
 def page_vector_key(doc_id: str, page: int) -> str:
     """Where a page's head vector is kept (beside the sentence vectors of its chunks)."""
     return f"{page_vector_prefix(doc_id)}{page:05d}"

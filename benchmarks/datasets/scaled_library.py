@@ -38,6 +38,7 @@ from citerag.nodes import (
     PAGE,
     SENTENCES,
     chunk_index_of,
+    chunk_key,
     page_of,
     page_vector_key,
 )
@@ -126,7 +127,7 @@ def copy_document(
         return Copied(record, *kept)
     old_id = source.record.doc_id
     doc_id = hashlib.sha256(f"{old_id}:{plan.copy}".encode()).hexdigest()
-    ids = {c.node_id: f"{doc_id[:16]}-{chunk_index_of(c):05d}" for c in source.chunks}
+    ids = {c.node_id: chunk_key(doc_id, chunk_index_of(c)) for c in source.chunks}
     chunks = [_copied_node(c, plan, ids, doc_id, name) for c in source.chunks]
     sentences = {ids.get(k, k): perturbed(v, rng) for k, v in source.sentences.items() if k in ids}
     for page in sorted({page_of(c) for c in source.chunks}):

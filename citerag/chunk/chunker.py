@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import TextNode
 
-from citerag.nodes import CHUNK_INDEX, chunk_node, link_neighbours
+from citerag.nodes import CHUNK_INDEX, chunk_key, chunk_node, link_neighbours
 from citerag.text.sentences import append_trimmed, sentence_spans
 from citerag.types import BBox, Block, Page, ParsedDocument
 
@@ -56,7 +56,7 @@ def chunk_document(
         page_chunks, section = _chunk_page(doc, page, section, chunk_size, chunk_overlap, counter)
         for chunk in page_chunks:
             chunk.metadata[CHUNK_INDEX] = len(chunks)
-            chunk.id_ = f"{doc.doc_id[:16]}-{len(chunks):05d}"
+            chunk.id_ = chunk_key(doc.doc_id, len(chunks))
             chunks.append(chunk)
     link_neighbours(chunks)
     return chunks

@@ -1,14 +1,15 @@
 """A document's chunk places held as columns, each place made when it is read.
 
-A serving process holds a place for every chunk of its collection. As one object per chunk in a
-dictionary (the place, its chunk id, the dictionary's entry) that was about 0.3 KB per chunk:
-300 MB at a million chunks, the part of a process's memory that grew with the library. Held
-here, a chunk costs one row of seven 32-bit integers (its page's row and the indexes of its
-strings in the document's table of distinct strings), and the chunker's ids are not held at
-all: they are `{doc_id[:16]}-{number:05d}` in chunk order, so an id is read back into its row
-by arithmetic. Ids of another form (a figure's description, ids made elsewhere) are kept in a
-small table of their own. A `Place` is made on each read (about 2 µs): questions read tens to
-hundreds of them.
+A serving process holds a place for every chunk of its collection. As one object per chunk and
+page (the place, its chunk id, a dictionary entry, a page key) that was about 0.5 KB per chunk
+(47.8 MiB at 100,015 chunks of the realistic scale library), the part of a process's memory
+that grew with the library. Here a chunk costs one row of seven 32-bit integers (its page's row
+and the indexes of its strings in the document's table of distinct strings) and a page one
+integer; the chunker's ids (`citerag.nodes.chunk_key`, numbered in chunk order) are not held
+but read back into their row by arithmetic, and ids of another form (a figure's description,
+ids made elsewhere) are kept in a small table of their own. With the document's own parts that
+is about 0.12 KB per chunk (11.8 MiB). A `Place` and a `PageKey` are made on each read (a few
+µs): a question reads tens to hundreds of them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from array import array
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from typing import overload
 
-from citerag.nodes import page_vector_key, page_vector_prefix
+from citerag.nodes import chunk_key, page_vector_key, page_vector_prefix
 from citerag.retrieve.page_evidence import PageKey
 from citerag.retrieve.place import Place, shared_text
 
@@ -28,22 +29,18 @@ _COLUMNS = 7
 
 
 def _canonical_number(suffix: str) -> bool:
-    """Whether `suffix` is a number as `numbered_id` writes it: at least five ASCII digits,
+    """Whether `suffix` is a number as `chunk_key` writes it: at least five ASCII digits,
     zero-padded to five and no further."""
     size = len(suffix)
     return size >= 5 and suffix.isascii() and suffix.isdigit() and (size == 5 or suffix[0] != "0")
-
-
-def numbered_id(prefix: str, number: int) -> str:
-    """The chunker's id of the chunk numbered `number` (`prefix` ends with "-")."""
-    return f"{prefix}{number:05d}"
 
 
 class DocPlaces(Mapping[str, Place]):
     """Chunk id -> place for one document, in chunk order. Never changed once made."""
 
     __slots__ = (
-        "_first", "_numbered", "_other_rows", "_others", "_pages", "_prefix", "_rows", "_strings"
+        "_first", "_head", "_numbered", "_other_rows", "_others", "_pages", "_prefix", "_rows",
+        "_strings",
     )  # fmt: skip
 
     def __init__(
@@ -57,6 +54,7 @@ class DocPlaces(Mapping[str, Place]):
         pages: DocPages,
     ) -> None:
         self._prefix = prefix  # the chunker's ids: prefix + the chunk's number
+        self._head = prefix[:-1]  # the document id's first 16 characters (`chunk_key`)
         self._first = first  # the number of the first row
         self._numbered = numbered  # rows [0, numbered) have the chunker's ids
         self._others = others  # the ids of the rows after, in order
@@ -78,7 +76,7 @@ class DocPlaces(Mapping[str, Place]):
 
     def id_at(self, row: int) -> str:
         if row < self._numbered:
-            return numbered_id(self._prefix, self._first + row)
+            return chunk_key(self._head, self._first + row)
         return self._others[row - self._numbered]
 
     def place_at(self, row: int) -> Place:
@@ -107,7 +105,7 @@ class DocPlaces(Mapping[str, Place]):
 
     def __iter__(self) -> Iterator[str]:
         for number in range(self._first, self._first + self._numbered):
-            yield numbered_id(self._prefix, number)
+            yield chunk_key(self._head, number)
         yield from self._others
 
     def __len__(self) -> int:
@@ -265,7 +263,7 @@ class PlacesBuilder:
         first = int(suffix)
         count = 0
         for chunk_id in self._ids:
-            if chunk_id != numbered_id(self._prefix, first + count):
+            if chunk_id != chunk_key(self.doc_id, first + count):
                 break
             count += 1
         return first, count
