@@ -14,6 +14,7 @@ import pytest
 
 from citerag.domain import GENERIC
 from citerag.nodes import chunk_node
+from citerag.retrieve import doc_state_record
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.store.bm25_files import BM25FilesIndex
 from citerag.store.sqlite_docstore import SQLiteDocStore
@@ -190,3 +191,17 @@ def test_a_kept_state_that_is_not_a_json_object_is_made_again(
     assert "d1" not in store.get_doc_states("c", ["d1"])
     assert described(opened(store, tmp_path)) == good
     assert "d1" in store.get_doc_states("c", ["d1"])
+
+
+def test_documents_are_read_and_kept_a_batch_at_a_time(
+    store: SQLiteDocStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = described(opened(store, tmp_path))
+    store.delete_document("c", "d2")
+    write(store, "d2", 5.0, card=False)  # its state made again, in a batch of its own
+    monkeypatch.setattr(doc_state_record, "BATCH", 1)
+    counter = ReadCounter(store)
+    again = described(opened(counter, tmp_path))
+    assert counter.calls["chunk_metadata"] == 1
+    assert again["d1"] == whole["d1"] and set(again) == {"d1", "d2"}
+    assert set(store.get_doc_states("c", ["d1", "d2"])) == {"d1", "d2"}

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 # Raised to 2 when what a state holds, or how it is written, changes: older ones are reloaded.
 FORMAT = 1
 _NONE = -1  # a place's key that holds nothing
+BATCH = 256  # documents whose kept states are read at once (about 0.5 MB of JSON at 35 chunks)
 
 
 def vocabulary_key(vocabulary: DomainVocabulary) -> str:
@@ -48,23 +49,27 @@ def load_doc_states(
     cards: Mapping[str, DocumentCard],
 ) -> list[DocState]:
     """The states of `records`' documents: the docstore's kept ones where they are of the
-    record's version and this vocabulary, the others loaded from their chunks and kept."""
+    record's version and this vocabulary, the others loaded from their chunks and kept. Read
+    and kept a batch of documents at a time, so a cold open holds the kept JSON of one batch
+    (not of the whole collection) beside the states it made."""
     key = vocabulary_key(vocabulary)
-    kept = docstore.get_doc_states(collection, [r.doc_id for r in records])
     states: list[DocState] = []
-    made: dict[str, JSONObject] = {}
-    for record in records:
-        card = cards.get(record.doc_id)
-        state = decoded(kept.get(record.doc_id), record, key, card)
-        if state is None:
-            state = load_doc_state(
-                docstore, collection, record.doc_id, record.created_at, vocabulary, card,
-                record.pages,
-            )  # fmt: skip
-            made[record.doc_id] = encoded(state, key, with_card=card is None)
-        states.append(state)
-    if made:
-        _keep(docstore, collection, made)
+    for start in range(0, len(records), BATCH):
+        batch = records[start : start + BATCH]
+        kept = docstore.get_doc_states(collection, [r.doc_id for r in batch])
+        made: dict[str, JSONObject] = {}
+        for record in batch:
+            card = cards.get(record.doc_id)
+            state = decoded(kept.get(record.doc_id), record, key, card)
+            if state is None:
+                state = load_doc_state(
+                    docstore, collection, record.doc_id, record.created_at, vocabulary, card,
+                    record.pages,
+                )  # fmt: skip
+                made[record.doc_id] = encoded(state, key, with_card=card is None)
+            states.append(state)
+        if made:
+            _keep(docstore, collection, made)
     return states
 
 
