@@ -1,7 +1,7 @@
 """What retrieval keeps in memory of one ready document, loaded without its chunks' text.
 
-Per chunk: its place (document, page, section, block type, label, page label; shared
-strings). Per page: its key, the ids of its chunks, whether it is one of the domain's key pages
+Per chunk: its place (document, page, section, block type, label, page label), held as columns
+(`doc_places`). Per page: its number, whether it is one of the domain's key pages
 (a filing's financial statements: `citerag.domain`); its head vector stays in the docstore and
 the vector index's page collection. A key page needs its first lines, so only the first chunk
 of each page that holds a table is read (and, for the rare first chunk with fewer lines than
