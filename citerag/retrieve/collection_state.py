@@ -9,9 +9,9 @@ listed); only documents that appeared or changed are loaded and only those that 
 dropped, so a document added through another process is found by the next question here, and
 nothing reloads the whole collection. A document is loaded from the state the docstore keeps of
 it, written by the first process that read its chunks (`doc_state_record`): a cold open reads
-no chunk. A snapshot whose generation the journal no longer reaches lists the collection once. Keyword search is the keyword index
-(`citerag.store.keywords`), kept in line with the docstore one document at a time
-(`keyword_sync`).
+no chunk. A snapshot whose generation the journal no longer reaches lists the collection once.
+Keyword search is the keyword index (`citerag.store.keywords`), kept in line with the docstore
+one document at a time (`keyword_sync`).
 
 Neither the enrichment lists (years, entities, labels...) nor the page head vectors are held: a
 filter or an evidence signal on a list asks the docstore's value table which chunks carry the
