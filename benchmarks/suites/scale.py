@@ -124,8 +124,11 @@ def memory_refusal(size: int, own: dict[str, Any], rows: list[dict[str, Any]]) -
     )
 
 
-def build(source: Path, folder: Path, size: int, milvus_uri: str) -> dict[str, Any]:
-    """The big library in `folder` (kept when a finished build of this size is there)."""
+def build(
+    source: Path, folder: Path, size: int, milvus_uri: str, server_empty_bytes: int = 0
+) -> dict[str, Any]:
+    """The big library in `folder` (kept when a finished build of this size is there); on a
+    server, what its data folder held before is kept with it."""
     from benchmarks.datasets.scaled_library import build_scaled_library
     from benchmarks.systems.project import project_engine
 
@@ -143,6 +146,8 @@ def build(source: Path, folder: Path, size: int, milvus_uri: str) -> dict[str, A
         target.close()
         reader.close()
     built = {"min_chunks": size, **vars(summary)}
+    if milvus_uri:
+        built["server_empty_bytes"] = server_empty_bytes
     marker.write_text(json.dumps(built))
     return built
 
@@ -204,10 +209,11 @@ def one_size(
     try:
         server = start_milvus(folder / "milvus_server") if deployment == "server" else None
         uri = server.uri if server else ""
-        if server:  # what the server holds with no collection: etcd, logs of its own
-            row["server_empty_bytes"] = folder_bytes(folder / "milvus_server" / "data")
+        # What the server holds before the library is written (etcd, logs of its own), taken
+        # when the library is built: a kept library's server folder already holds it.
+        empty = folder_bytes(folder / "milvus_server" / "data") if server else 0
         row["load_before"] = os.getloadavg()[0]
-        row["build"] = build(root / "source", folder, size, uri)
+        row["build"] = build(root / "source", folder, size, uri, empty)
         print(f"scale: {deployment} {size:,} built: {row['build']}", flush=True)
         if server:
             flush_server(uri, f"scale_{size}")
