@@ -4,7 +4,9 @@ format, or a damaged one, is loaded again from the chunks."""
 
 from __future__ import annotations
 
+import base64
 import sqlite3
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from citerag.domain import GENERIC
-from citerag.nodes import chunk_node
+from citerag.nodes import chunk_key, chunk_node
 from citerag.retrieve import doc_state_record
 from citerag.retrieve.collection_state import CollectionState, refresh_state
 from citerag.store.bm25_files import BM25FilesIndex
@@ -59,6 +61,11 @@ class ReadCounter:
         return getattr(self._store, name)
 
 
+def chunk_id(doc_id: str, index: int) -> str:
+    """The chunker's ids for d1 (read back by number), ids of another form for d2."""
+    return chunk_key(doc_id, index) if doc_id == "d1" else f"{doc_id}-{index}"
+
+
 def write(store: SQLiteDocStore, doc_id: str, created_at: float, card: bool = True) -> None:
     store.delete_document("c", doc_id)
     store.put_document(
@@ -67,7 +74,7 @@ def write(store: SQLiteDocStore, doc_id: str, created_at: float, card: bool = Tr
     nodes = []
     for index, (page, text, block, section, label, printed, topics) in enumerate(CHUNKS):
         node = chunk_node(
-            node_id=f"{doc_id}-{index}", doc_id=doc_id, doc_name=f"{doc_id}.pdf", page=page,
+            node_id=chunk_id(doc_id, index), doc_id=doc_id, doc_name=f"{doc_id}.pdf", page=page,
             chunk_index=index, text=text, start=0, block_type=block,
         )  # fmt: skip
         node.metadata.update({"section": section, "label": label, "page_label": printed})
@@ -122,7 +129,7 @@ def test_a_second_process_opens_from_kept_states_without_reading_chunks(
     again = opened(second, tmp_path)
     assert second.calls == Counter(), "nothing of the chunks is read again"
     assert described(again) == described(loaded)
-    assert again.places["d1-2"].page_label == "F-4"
+    assert again.places[chunk_key("d1", 2)].page_label == "F-4"
     assert again.docs["d2"].card.title, "a card read from the first pages is kept with the state"
     assert dict(again.key_pages) == dict(loaded.key_pages)
 
@@ -140,7 +147,10 @@ def test_a_document_ingested_again_is_loaded_from_its_new_chunks(
     counter = ReadCounter(store)
     again = opened(counter, tmp_path)
     assert counter.calls["chunk_metadata"] == 1, "only the new version is read from its chunks"
-    assert (again.places["d1-0"].page, again.places["d1-0"].section) == (5, "9 Other")
+    assert (again.places[chunk_key("d1", 0)].page, again.places[chunk_key("d1", 0)].section) == (
+        5,
+        "9 Other",
+    )
     assert again.places["d2-0"].page == 1
 
 
@@ -150,22 +160,39 @@ def test_another_vocabulary_finds_its_own_key_pages(store: SQLiteDocStore, tmp_p
     assert set(opened(store, tmp_path).key_pages) == {"d1-page00002", "d2-page00002"}
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        {"rows": [["d1-0", 1, 99, 0, 0, 0, -1, -1]]},  # a string index past the table
-        {"rows": [["d1-0", "one"]]},  # a row of the wrong shape
-        {"key_pages": "d1-page2"},
-        {"strings": None},
-        {"format": 0},
-    ],
-)
+def packed(values: list[int]) -> str:
+    return base64.b64encode(array("i", values).tobytes()).decode()
+
+
+def with_places(kept: JSONObject, **changed: Any) -> JSONObject:
+    return {**kept, "places": {**kept["places"], **changed}}  # type: ignore[dict-item]
+
+
+DAMAGES = {
+    "rows not base64": lambda kept: with_places(kept, rows="!!"),
+    "rows not whole integers": lambda kept: with_places(kept, rows="AAA="),
+    "fewer rows than chunks": lambda kept: with_places(kept, rows=packed([0] * 7)),
+    "a string index past the table": lambda kept: with_places(
+        kept, rows=packed([0, 99, 0, 0, 0, -1, -1] * 4)
+    ),
+    "a page row past the pages": lambda kept: with_places(
+        kept, rows=packed([5, 0, 1, -1, -1, -1, -1] * 4)
+    ),
+    "no pages": lambda kept: with_places(kept, pages=packed([])),
+    "strings not a list": lambda kept: with_places(kept, strings=None),
+    "ids not strings": lambda kept: with_places(kept, others=[1, 2, 3, 4], numbered=0),
+    "key pages not pairs": lambda kept: {**kept, "key_pages": "d1-page2"},
+    "an older format": lambda kept: {**kept, "format": 1},
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_damaged_kept_state_is_loaded_again_and_replaced(
-    store: SQLiteDocStore, tmp_path: Path, damage: JSONObject
+    store: SQLiteDocStore, tmp_path: Path, damage: str
 ) -> None:
     good = described(opened(store, tmp_path))
     kept = store.get_doc_states("c", ["d1"])["d1"]
-    store.put_doc_states("c", {"d1": {**kept, **damage}})
+    store.put_doc_states("c", {"d1": DAMAGES[damage](kept)})
     counter = ReadCounter(store)
     assert described(opened(counter, tmp_path)) == good
     assert counter.calls["chunk_metadata"] == 1
@@ -177,7 +204,7 @@ def test_a_store_that_refuses_to_keep_states_still_opens(
 ) -> None:
     refusing = ReadCounter(store, refuse_writes=True)
     state = opened(refusing, tmp_path)
-    assert sorted(state.places) == [f"{d}-{i}" for d in ("d1", "d2") for i in range(4)]
+    assert sorted(state.places) == [chunk_id(d, i) for d in ("d1", "d2") for i in range(4)]
     assert store.get_doc_states("c", ["d1", "d2"]) == {}
 
 

@@ -14,9 +14,11 @@ is about 0.12 KB per chunk (11.8 MiB). A `Place` and a `PageKey` are made on eac
 
 from __future__ import annotations
 
+import base64
+import sys
 from array import array
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
-from typing import overload
+from typing import Any, overload
 
 from citerag.nodes import chunk_key, page_vector_key, page_vector_prefix
 from citerag.retrieve.page_evidence import PageKey
@@ -73,6 +75,45 @@ class DocPlaces(Mapping[str, Place]):
                 if 0 <= row < self._numbered:
                     return row
         return self._other_rows.get(chunk_id)
+
+    def parts(self) -> dict[str, object]:
+        """What makes these places again with `from_parts` (the kept state's part): the rows and
+        page numbers as little-endian int32 bytes, base64, so a new process reads them back
+        without one Python object per chunk."""
+        return {
+            "first": self._first,
+            "numbered": self._numbered,
+            "others": list(self._others),
+            "rows": _packed(self._rows),
+            "strings": list(self._strings[:-1]),
+            "pages": _packed(self._pages.numbers),
+        }
+
+    @classmethod
+    def from_parts(cls, doc_id: str, parts: Mapping[str, Any]) -> DocPlaces:
+        """The places `parts()` gave, checked: a damaged part raises ValueError or TypeError."""
+        first, numbered, others = int(parts["first"]), int(parts["numbered"]), parts["others"]
+        strings = tuple(shared_text(str(s)) for s in parts["strings"])
+        rows, numbers = _unpacked(parts["rows"]), _unpacked(parts["pages"])
+        chunks = numbered + len(others)
+        if not all(isinstance(i, str) for i in others) or min(first, numbered) < 0:
+            raise ValueError("damaged chunk ids")
+        if len(rows) != chunks * _COLUMNS or (chunks and not numbers):
+            raise ValueError(f"{len(rows)} place values for {chunks} chunks")
+        pages = rows[_PAGE::_COLUMNS]
+        if chunks and (min(pages) < 0 or max(pages) >= len(numbers)):
+            raise ValueError("a page row past the document's pages")
+        for column in range(_DOC_ID, _COLUMNS):
+            at = rows[column::_COLUMNS]
+            if at and (min(at) < _NONE or max(at) >= len(strings)):
+                raise ValueError("a string index past the table")
+        prefix = doc_id[:16] + "-"
+        kept = DocPages(doc_id, numbers)
+        return cls(prefix, first, numbered, tuple(others), rows, (*strings, None), kept)
+
+    @property
+    def pages(self) -> DocPages:
+        return self._pages
 
     def id_at(self, row: int) -> str:
         if row < self._numbered:
@@ -166,6 +207,10 @@ class DocPages(Sequence[PageKey]):
         return isinstance(other, Sequence) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, like the tuple it stands for
+
+    @property
+    def numbers(self) -> array[int]:
+        return self._numbers
 
     def ids(self) -> Iterator[str]:
         return (page_vector_key(self.doc_id, n) for n in self._numbers)
@@ -267,3 +312,21 @@ class PlacesBuilder:
                 break
             count += 1
         return first, count
+
+
+# Array code "i" is a 32-bit int on the platforms CPython runs on; kept states are little-endian.
+def _packed(values: array[int]) -> str:
+    little = array("i", values)
+    if sys.byteorder == "big":
+        little.byteswap()
+    return base64.b64encode(little.tobytes()).decode("ascii")
+
+
+def _unpacked(text: object) -> array[int]:
+    if not isinstance(text, str):
+        raise TypeError(f"packed integers expected, got {type(text).__name__}")
+    values = array("i")
+    values.frombytes(base64.b64decode(text, validate=True))  # ValueError when not whole int32s
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values

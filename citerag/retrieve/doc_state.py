@@ -26,7 +26,7 @@ from citerag.domain import GENERIC, LINES_SEARCHED, DomainVocabulary
 from citerag.enrich.cards import PAGES_READ, read_card
 from citerag.enrich.fields import TOPICS
 from citerag.nodes import BLOCK_TYPE, PAGE, PAGE_LABEL
-from citerag.retrieve.doc_places import DocPages, PageChunks, PlacesBuilder
+from citerag.retrieve.doc_places import DocPages, DocPlaces, PageChunks, PlacesBuilder
 from citerag.retrieve.page_evidence import PageKey, merged_text
 from citerag.retrieve.place import PLACE_KEYS, Place, place_texts, shared_text
 from citerag.store.base import ChunkMetadata, DocStore
@@ -119,11 +119,25 @@ def built_state(
     values: Mapping[str, tuple[str, ...]],
 ) -> DocState:
     """The state of the document whose places `built` collected."""
-    places, pages = built.built()
+    places, _ = built.built()
+    return places_state(built.doc_id, places, version, kinds, card, page_count, values)
+
+
+def places_state(
+    doc_id: str,
+    places: DocPlaces,
+    version: float,
+    kinds: Mapping[str, str],
+    card: DocumentCard,
+    page_count: int,
+    values: Mapping[str, tuple[str, ...]],
+) -> DocState:
+    """The state of document `doc_id` whose places are `places`."""
+    pages = places.pages
     chunks = PageChunks(places, pages)
     return DocState(
-        built.doc_id, version, places, pages, chunks, frozenset(kinds), card, dict(kinds),
-        page_count, values,
+        doc_id, version, places, pages, chunks, frozenset(kinds), card, dict(kinds), page_count,
+        values,
     )  # fmt: skip
 
 

@@ -6,9 +6,10 @@ its first chunk's text to find the domain's key pages: at 100k chunks (2,843 doc
 16 s of a serving process's cold open, 7 of them the key pages. What it derives depends only on
 the document's stored chunks (one version of them: the record's `created_at`), the domain
 vocabulary's key page titles and this module's format, so it is kept in the docstore
-(`DocStore.put_doc_states`) under those, written by the first process that loads the document and
-read by every later one. Writing any chunk of a document drops its kept state (a repair that
-restores lost chunks keeps the record's `created_at`). A kept state whose version, vocabulary or
+(`DocStore.put_doc_states`) under those, written by the first process that loads the document
+and read by every later one, its places' columns as packed integers (`DocPlaces.parts`: no
+Python object per chunk is made to read them). Writing any chunk of a document drops its kept
+state (a repair that restores lost chunks keeps the record's `created_at`). A kept state whose version, vocabulary or
 format differs, or that cannot be read, is loaded again from the chunks and replaced: it is a
 cache, never the truth.
 """
@@ -19,19 +20,18 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import cast
 
 from citerag.domain import LINES_SEARCHED, DomainVocabulary
-from citerag.retrieve.doc_places import PlacesBuilder
-from citerag.retrieve.doc_state import DocState, built_state, load_doc_state
+from citerag.retrieve.doc_places import DocPlaces
+from citerag.retrieve.doc_state import DocState, load_doc_state, places_state
 from citerag.retrieve.place import shared_text
 from citerag.store.base import DocStore
-from citerag.types import DocumentCard, DocumentRecord, JSONObject, JSONValue
+from citerag.types import DocumentCard, DocumentRecord, JSONObject
 
 log = logging.getLogger(__name__)
 # Raised to 2 when what a state holds, or how it is written, changes: older ones are reloaded.
-FORMAT = 1
-_NONE = -1  # a place's key that holds nothing
+FORMAT = 2
 BATCH = 256  # documents whose kept states are read at once (about 0.5 MB of JSON at 35 chunks)
 
 
@@ -83,25 +83,16 @@ def _keep(docstore: DocStore, collection: str, made: dict[str, JSONObject]) -> N
 
 
 def encoded(doc: DocState, vocabulary: str, with_card: bool = False) -> JSONObject:
-    """`doc` as JSON: one row per chunk (its id, page and the indexes of its place's strings in
-    one table), its key pages and counted values; its card only when it was read from the
-    document's first pages (a stored card is read from the docstore, where it may change)."""
-    strings: dict[str, int] = {}
-
-    def ref(value: str | None) -> int:
-        return _NONE if value is None else strings.setdefault(value, len(strings))
-
-    rows: list[JSONValue] = [
-        [chunk_id, p.page, ref(p.doc_id), ref(p.doc_name), ref(p.section), ref(p.block_type),
-         ref(p.label), ref(p.page_label)]
-        for chunk_id, p in doc.places.items()
-    ]  # fmt: skip
+    """`doc` as JSON: its places' columns (`DocPlaces.parts`), its key pages and counted values;
+    its card only when it was read from the document's first pages (a stored card is read from
+    the docstore, where it may change)."""
+    if not isinstance(doc.places, DocPlaces):
+        raise TypeError("only a state loaded from the docstore is kept")
     state: JSONObject = {
         "format": FORMAT,
         "version": doc.version,
         "vocabulary": vocabulary,
-        "rows": rows,
-        "strings": list(strings),
+        "places": cast(JSONObject, doc.places.parts()),
         "key_pages": [[page_id, kind] for page_id, kind in doc.statement_kinds.items()],
         "values": [[name, list(found)] for name, found in doc.values.items()],
     }
@@ -127,21 +118,7 @@ def decoded(
 
 
 def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None) -> DocState:
-    # The table ends with None, so a key that holds nothing (index -1) reads as None without a
-    # test per key: this loop runs once per chunk of the collection on a cold open.
-    strings: list[str | None] = [shared_text(str(s)) for s in cast(list[str], state["strings"])]
-    strings.append(None)
-    built = PlacesBuilder(record.doc_id)
-    for row in cast(list[list[Any]], state["rows"]):
-        chunk_id, page, doc_id, name, section, block, label, page_label = row
-        if (
-            not isinstance(chunk_id, str)
-            or min(doc_id, name, section, block, label, page_label) < _NONE
-        ):
-            raise ValueError(f"a damaged row: {row!r}")
-        texts = (strings[doc_id] or record.doc_id, strings[name] or "", strings[section],
-                 strings[block], strings[label], strings[page_label])  # fmt: skip
-        built.add(chunk_id, int(page), texts)
+    places = DocPlaces.from_parts(record.doc_id, cast(JSONObject, state["places"]))
     kinds = {str(p): str(k) for p, k in cast(list[list[str]], state["key_pages"])}
     values = {
         str(name): tuple(shared_text(str(v)) for v in found)
@@ -149,4 +126,4 @@ def _state(state: JSONObject, record: DocumentRecord, card: DocumentCard | None)
     }
     if card is None:
         card = DocumentCard.from_dict(cast(JSONObject, state["card"]))
-    return built_state(built, record.created_at, kinds, card, record.pages, values)
+    return places_state(record.doc_id, places, record.created_at, kinds, card, record.pages, values)
