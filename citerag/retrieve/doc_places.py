@@ -115,6 +115,11 @@ class DocPlaces(Mapping[str, Place]):
     def pages(self) -> DocPages:
         return self._pages
 
+    @property
+    def others(self) -> tuple[str, ...]:
+        """The ids not of the chunker's numbered form (after the numbered rows)."""
+        return self._others
+
     def id_at(self, row: int) -> str:
         if row < self._numbered:
             return chunk_key(self._head, self._first + row)

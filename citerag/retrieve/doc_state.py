@@ -72,7 +72,9 @@ class DocState:
         (`citerag.retrieve.doc_index`), so a chunk is found through its document."""
         prefix = self.doc_id[:16] + "-"
         readable = len(self.doc_id) >= 16 or "-" not in self.doc_id
-        return readable and all(chunk_id.startswith(prefix) for chunk_id in self.places)
+        # Columns hold the chunker's ids as numbers after that prefix: only the others are read.
+        ids = self.places.others if isinstance(self.places, DocPlaces) else self.places
+        return readable and all(chunk_id.startswith(prefix) for chunk_id in ids)
 
 
 def load_doc_state(
