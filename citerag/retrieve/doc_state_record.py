@@ -9,9 +9,9 @@ vocabulary's key page titles and this module's format, so it is kept in the docs
 (`DocStore.put_doc_states`) under those, written by the first process that loads the document
 and read by every later one, its places' columns as packed integers (`DocPlaces.parts`: no
 Python object per chunk is made to read them). Writing any chunk of a document drops its kept
-state (a repair that restores lost chunks keeps the record's `created_at`). A kept state whose version, vocabulary or
-format differs, or that cannot be read, is loaded again from the chunks and replaced: it is a
-cache, never the truth.
+state (a repair that restores lost chunks keeps the record's `created_at`). A kept state whose
+version, vocabulary or format differs, or that cannot be read, is loaded again from the chunks
+and replaced: it is a cache, never the truth.
 """
 
 from __future__ import annotations
