@@ -109,20 +109,8 @@ def load_doc_state(
     if card is None:
         card = _card_from_chunks(docstore, collection, built.doc_name(), chunk_ids)
     counted = {name: tuple(found) for name, found in values.items() if found}
-    return built_state(built, version, kinds, card, page_count, counted)
-
-
-def built_state(
-    built: PlacesBuilder,
-    version: float,
-    kinds: Mapping[str, str],
-    card: DocumentCard,
-    page_count: int,
-    values: Mapping[str, tuple[str, ...]],
-) -> DocState:
-    """The state of the document whose places `built` collected."""
     places, _ = built.built()
-    return places_state(built.doc_id, places, version, kinds, card, page_count, values)
+    return places_state(doc_id, places, version, kinds, card, page_count, counted)
 
 
 def places_state(
