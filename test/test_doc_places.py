@@ -62,7 +62,8 @@ def test_columns_read_as_the_places_they_hold(seed: int) -> None:
     built = PlacesBuilder(DOC)
     for chunk_id, page, held in rows:
         built.add(chunk_id, page, place_texts(held))
-    places, keys = built.built()
+    places = built.built()
+    keys = places.pages
     expected = reference(rows)
     assert list(places) == list(expected), "every id, in chunk order"
     assert len(places) == len(expected)
@@ -96,7 +97,7 @@ def test_an_id_the_document_does_not_hold_is_not_found(asked: str) -> None:
     for i in range(10):
         built.add(f"{PREFIX}{i:05d}", 1, (DOC, "report.pdf", None, "text", None, None))
     built.add(f"{PREFIX}fig-0001-0", 1, (DOC, "report.pdf", None, "figure", None, None))
-    places, _ = built.built()
+    places = built.built()
     assert f"{PREFIX}00003" in places and f"{PREFIX}fig-0001-0" in places
     assert asked not in places
     with pytest.raises(KeyError):
@@ -107,7 +108,8 @@ def test_a_page_id_is_read_back_into_its_row_and_no_other_is() -> None:
     built = PlacesBuilder(DOC)
     for i, page in enumerate([3, 3, 1, 12]):
         built.add(f"{PREFIX}{i:05d}", page, (DOC, "report.pdf", None, "text", None, None))
-    places, pages = built.built()
+    places = built.built()
+    pages = places.pages
     assert [key.page for key in pages] == [3, 1, 12]
     assert [pages.row_of(PageKey(DOC, n).id) for n in (3, 1, 12)] == [0, 1, 2]
     assert list(pages.ids()) == [PageKey(DOC, n).id for n in (3, 1, 12)]

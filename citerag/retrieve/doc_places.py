@@ -238,9 +238,9 @@ class PageChunks(Mapping[PageKey, list[str]]):
 
     __slots__ = ("_pages", "_places")
 
-    def __init__(self, places: DocPlaces, pages: DocPages) -> None:
+    def __init__(self, places: DocPlaces) -> None:
         self._places = places
-        self._pages = pages
+        self._pages = places.pages
 
     def __getitem__(self, key: PageKey) -> list[str]:
         row = self._pages.row_of_page(key.page) if key.doc_id == self._pages.doc_id else None
@@ -294,14 +294,14 @@ class PlacesBuilder:
             found = self._strings[text] = len(self._strings)
         return found
 
-    def built(self) -> tuple[DocPlaces, DocPages]:
-        """The places, and the document's page keys in order of first appearance."""
+    def built(self) -> DocPlaces:
+        """The places (their `pages`: the document's page keys in order of first appearance)."""
         first, numbered = self._numbered_run()
         rows = array("i", (value for row in self._rows for value in row))
         strings = (*(shared_text(s) for s in self._strings), None)
         pages = DocPages.of(self.doc_id, self.pages.values())
         others = tuple(self._ids[numbered:])
-        return DocPlaces(self._prefix, first, numbered, others, rows, strings, pages), pages
+        return DocPlaces(self._prefix, first, numbered, others, rows, strings, pages)
 
     def _numbered_run(self) -> tuple[int, int]:
         """The first row's number and how many rows from it carry the chunker's ids in a row."""

@@ -109,8 +109,7 @@ def load_doc_state(
     if card is None:
         card = _card_from_chunks(docstore, collection, built.doc_name(), chunk_ids)
     counted = {name: tuple(found) for name, found in values.items() if found}
-    places, _ = built.built()
-    return places_state(doc_id, places, version, kinds, card, page_count, counted)
+    return places_state(doc_id, built.built(), version, kinds, card, page_count, counted)
 
 
 def places_state(
@@ -124,7 +123,7 @@ def places_state(
 ) -> DocState:
     """The state of document `doc_id` whose places are `places`."""
     pages = places.pages
-    chunks = PageChunks(places, pages)
+    chunks = PageChunks(places)
     return DocState(
         doc_id, version, places, pages, chunks, frozenset(kinds), card, dict(kinds), page_count,
         values,
