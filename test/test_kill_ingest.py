@@ -17,7 +17,7 @@ import pytest
 from helpers import DEMO_PDF, MILVUS_BACKENDS, PROJECT_DIR, milvus_uri_for
 
 pytestmark = pytest.mark.slow
-KILLS = 30  # 6 per phase; at least 20 must land inside a phase
+KILLS = 20  # 4 per phase; at least 14 must land inside a phase
 HARNESS = Path(__file__).with_name("kill_harness.py")
 
 
@@ -57,7 +57,7 @@ def test_a_rerun_after_sigkill_at_random_moments_leaves_consistent_counts(
     inside = Counter(
         k["landed"].split(":")[1] for k in kills if k["killed"] and k["landed"].startswith("enter:")
     )
-    assert sum(inside.values()) >= 20, inside
+    assert sum(inside.values()) >= 14, inside
     assert set(inside) == {"parse", "embed", "docstore", "milvus", "keywords"}, inside
     checks = [k["check"] for k in kills[1:]] + [summary["final"]]  # kills[0] follows calibration
     broken = [c for c in checks if not consistent(c)]
