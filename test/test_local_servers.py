@@ -60,7 +60,7 @@ def test_free_ports_are_distinct() -> None:
     "version, server, index, bm25",
     [
         ("milvus_lite-3.2.2", False, "FLAT", True),
-        ("v2.3.5-lite", True, "AUTOINDEX", False),  # the PyPI standalone build
+        ("v2.3.5-lite", True, "IVF_FLAT", False),  # the PyPI standalone build
         ("v2.4.13", True, "AUTOINDEX", False),
         ("v2.5.4", True, "AUTOINDEX", True),
         ("2.6.4", True, "AUTOINDEX", True),
@@ -75,6 +75,12 @@ def test_capabilities_follow_the_reported_version(
         index,
         bm25,
     )
+
+
+def test_the_index_setting_overrides_the_version_default_on_a_server_only() -> None:
+    assert capabilities("v2.3.5-lite", True, index_type="AUTOINDEX").index_type == "AUTOINDEX"
+    assert capabilities("v2.5.4", True, index_type="IVF_FLAT").index_type == "IVF_FLAT"
+    assert capabilities("milvus_lite-3.2.2", False, index_type="IVF_FLAT").index_type == "FLAT"
 
 
 def test_servers_older_than_2_3_are_refused_in_one_sentence() -> None:

@@ -42,6 +42,7 @@ from citerag.settings.choices import (
     KeywordBackend,
     LlmProvider,
     Metadata,
+    MilvusIndexType,
     MineruTier,
     Parser,
     Reranker,
@@ -124,6 +125,9 @@ class StorageSettings(SettingsGroup):
     # Seconds after a change a Milvus server's searches stay Strong (they are Bounded after:
     # ~200 ms less a search on Milvus 2.3); at least the server's common.gracefulTime.
     milvus_strong_window_s: float = env(5.0, "RAG_MILVUS_STRONG_SECONDS")
+    # The vector index a Milvus server builds for new collections: "auto" (`milvus_caps`),
+    # "AUTOINDEX" (the server's own, HNSW), "IVF_FLAT" or "FLAT" (exact). Lite is always FLAT.
+    milvus_index_type: MilvusIndexType = env("auto", "MILVUS_INDEX_TYPE")
     mongodb_uri: str = env("", "MONGODB_URI")  # "mongodb://localhost:27017"; "": SQLite
     mongodb_database: str = env("citerag", "MONGODB_DATABASE")
     # "bm25-files" (the project's BM25 in files under storage_dir), "milvus" (its BM25

@@ -31,7 +31,9 @@ def open_vector_index(settings: StorageSettings) -> VectorIndex:
     uri = settings.milvus_uri or str(settings.milvus_lite_path)
     if not MilvusScheme.of(uri).is_server:
         settings.storage_dir.mkdir(parents=True, exist_ok=True)
-    return MilvusIndex(uri, settings.milvus_token, settings.milvus_strong_window_s)
+    return MilvusIndex(
+        uri, settings.milvus_token, settings.milvus_strong_window_s, settings.milvus_index_type
+    )
 
 
 def open_keyword_index(settings: StorageSettings, vectors: VectorIndex | None) -> KeywordIndex:

@@ -3,7 +3,8 @@
 Milvus Lite 3.x and Milvus servers from 2.5 have the BM25 `Function` (server-side full-text
 search); 2.3 and 2.4 do not, so keyword search stays with bm25s there. Upsert, which makes
 re-ingest idempotent, needs 2.3 or later. Lite's FLAT index measured faster than its HNSW at this
-project's sizes; a server gets AUTOINDEX (HNSW), which it builds and scales itself.
+project's sizes; a server gets the index `default_server_index` names (or the setting's), built
+per sealed segment by the server itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from citerag.types import camel_case_fields
 MIN_SERVER = (2, 3)
 BM25_SERVER = (2, 5)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+# IVF_FLAT: lists per sealed segment (a segment holds up to ~300k chunk rows of 384 dimensions)
+# and the lists a search reads, about 6% of each segment.
+IVF_NLIST = 1024
+IVF_NPROBE = 64
 
 
 @dataclass(frozen=True)
@@ -37,8 +42,11 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0))
 
 
-def capabilities(version_text: str, server: bool, uri: str = "") -> MilvusCapabilities:
-    """The capabilities of Milvus Lite (`server` False) or of a server reporting `version_text`."""
+def capabilities(
+    version_text: str, server: bool, uri: str = "", index_type: str = "auto"
+) -> MilvusCapabilities:
+    """The capabilities of Milvus Lite (`server` False) or of a server reporting `version_text`;
+    `index_type` is the setting (`milvus_index_type`) for the index new server collections get."""
     if not server:
         return MilvusCapabilities("lite", version_text, "FLAT", True)
     version = parse_version(version_text)
@@ -47,7 +55,21 @@ def capabilities(version_text: str, server: bool, uri: str = "") -> MilvusCapabi
             f"Milvus at {uri} is version {version_text}; citerag needs Milvus 2.3 or newer "
             "(upsert), so upgrade the server or unset MILVUS_URI to use Milvus Lite."
         )
-    return MilvusCapabilities("server", version_text, "AUTOINDEX", version[:2] >= BM25_SERVER)
+    chosen = index_type if index_type != "auto" else default_server_index(version)
+    return MilvusCapabilities("server", version_text, chosen, version[:2] >= BM25_SERVER)
+
+
+def default_server_index(version: tuple[int, int, int]) -> str:
+    """IVF_FLAT on Milvus 2.3, whose HNSW loses most of a filtered search's hits once the filter
+    passes more than the ~7% of rows it scans exactly (recall@35 0.15-0.3 at a quarter of the
+    rows, 0.7-0.9 at 60%, where IVF_FLAT keeps 0.98-1.0: benchmarks/results/dense_scale_*.md);
+    the server's own AUTOINDEX from 2.4, which this project could not measure here."""
+    return "IVF_FLAT" if version[:2] < (2, 4) else "AUTOINDEX"
+
+
+def index_build_params(index_type: str) -> dict[str, object]:
+    """The parameters an index of `index_type` is built with (per sealed segment)."""
+    return {"nlist": IVF_NLIST} if index_type.startswith("IVF") else {}
 
 
 # A server's HNSW search breadth (Milvus 2.3.5's AUTOINDEX searched little wider than the result
@@ -57,9 +79,17 @@ HNSW_EF = 256
 MAX_EF = 32768  # Milvus's ceiling on ef
 
 
-def search_params(kind: str, top_k: int) -> dict[str, object]:
-    """What a search asks of the index: on a server, HNSW's breadth `ef` (at least `top_k`);
-    Lite's FLAT index is exact and takes none."""
-    if kind == "lite":
+def search_params(index_type: str, top_k: int, filtered: bool = False) -> dict[str, object]:
+    """What a search asks of a collection's index: HNSW's breadth `ef` (at least `top_k`) for
+    the server's AUTOINDEX or HNSW, the lists read for IVF; FLAT is exact and takes none.
+    A filtered IVF search reads every list: only the rows the filter passes are compared, so
+    it is exact, where reading a few lists missed 40% of the top hits of a search held to ten
+    documents at 100k chunks."""
+    if index_type == "FLAT":
         return {"metric_type": "COSINE"}
+    if index_type.startswith("IVF"):
+        return {
+            "metric_type": "COSINE",
+            "params": {"nprobe": IVF_NLIST if filtered else IVF_NPROBE},
+        }
     return {"metric_type": "COSINE", "params": {"ef": min(max(HNSW_EF, top_k), MAX_EF)}}

@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 from pymilvus import MilvusClient, MilvusException
+from pymilvus.milvus_client import IndexParams
 
 from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import PageIndex, VectorQuery, VectorRow
 from citerag.store.lite_page_files import PageFiles, pages_folder
 from citerag.store.lite_pages import ExactPageCache
-from citerag.store.milvus_caps import capabilities, search_params
+from citerag.store.milvus_caps import capabilities, index_build_params, search_params
 from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
@@ -62,7 +63,11 @@ class MilvusIndex:
     at once); Milvus Lite's single local process is driven as the one lock serialises it."""
 
     def __init__(
-        self, uri: str, token: str = "", strong_window_s: float = DEFAULT_WINDOW_S
+        self,
+        uri: str,
+        token: str = "",
+        strong_window_s: float = DEFAULT_WINDOW_S,
+        index_type: str = "auto",
     ) -> None:
         self.uri = uri
         self.is_server = MilvusScheme.of(uri).is_server
@@ -73,6 +78,7 @@ class MilvusIndex:
         )
         self._loaded: set[str] = set()
         self._fields: dict[str, frozenset[str]] = {}  # Milvus name -> its schema's field names
+        self._index_types: dict[str, str] = {}  # Milvus name -> the index its vectors have
         self.id_list_limit = ID_LIST_LIMIT_LITE if not self.is_server else ID_LIST_LIMIT_SERVER
         self._page_rows = MilvusPages(self)
         self.pages: PageIndex = self._page_rows
@@ -92,7 +98,7 @@ class MilvusIndex:
             lite_users.acquire(uri)
         try:
             self.capabilities = capabilities(
-                str(self._client.get_server_version()), self.is_server, uri
+                str(self._client.get_server_version()), self.is_server, uri, index_type
             )
         except BaseException:
             self.close()
@@ -138,12 +144,7 @@ class MilvusIndex:
                 self._load(name)
                 return
             schema = chunk_schema(dim)
-            index_params = self._client.prepare_index_params()
-            index_params.add_index(
-                field_name="vector",
-                index_type=self.capabilities.index_type,
-                metric_type="COSINE",
-            )
+            index_params = self.vector_index_params()
             self._client.create_collection(
                 name, schema=schema, index_params=index_params, consistency_level="Strong"
             )
@@ -267,7 +268,7 @@ class MilvusIndex:
                     limit=query.top_k,
                     filter=expression,
                     output_fields=["id"],
-                    search_params=self.search_params(query.top_k),
+                    search_params=self.search_params(name, query.top_k, bool(expression)),
                     **self.consistency(name),
                 )
             except MilvusException:
@@ -277,8 +278,29 @@ class MilvusIndex:
                 return empty
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
 
-    def search_params(self, top_k: int) -> dict[str, object]:
-        return search_params(self.capabilities.kind, top_k)
+    def vector_index_params(self) -> IndexParams:
+        """The index a new collection's vectors get (this deployment's, or the setting's)."""
+        index_type = self.capabilities.index_type
+        params = self._client.prepare_index_params()
+        params.add_index(
+            field_name="vector",
+            index_type=index_type,
+            metric_type="COSINE",
+            params=index_build_params(index_type),
+        )
+        return params
+
+    def search_params(self, name: str, top_k: int, filtered: bool = False) -> dict[str, object]:
+        """What a search of the Milvus collection `name` asks of the index it was built with
+        (a collection made under another setting keeps its own)."""
+        index_type = self._index_types.get(name)
+        if index_type is None:
+            index_type = self.capabilities.index_type
+            if self.is_server:
+                described = self._client.describe_index(name, "vector")
+                index_type = str(described.get("index_type") or index_type)
+            self._index_types[name] = index_type
+        return search_params(index_type, top_k, filtered)
 
     def consistency(self, name: str) -> dict[str, str]:
         """The consistency level a search of the Milvus collection `name` asks for."""

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
+from pymilvus.milvus_client import IndexParams
 
 from citerag.store.base import PageRow
 from citerag.store.milvus_caps import MilvusCapabilities
@@ -65,7 +66,8 @@ class _Host(Protocol):
     def read_lock(self) -> AbstractContextManager[object]: ...
     def flush(self, name: str) -> None: ...
     def consistency(self, name: str) -> dict[str, str]: ...
-    def search_params(self, top_k: int) -> dict[str, object]: ...
+    def search_params(self, name: str, top_k: int, filtered: bool) -> dict[str, object]: ...
+    def vector_index_params(self) -> IndexParams: ...
     def remove_rows(self, name: str, doc_id: str) -> None: ...
 
 
@@ -141,7 +143,7 @@ class MilvusPages:
             limit=min(top_k, MAX_TOP_K),
             filter=expression,
             output_fields=["id"],
-            search_params=self._index.search_params(top_k),
+            search_params=self._index.search_params(name, top_k, bool(expression)),
             **self._index.consistency(name),
         )[0]
         return sorted(((str(h["id"]), float(h["distance"])) for h in hits), key=_rank)
@@ -196,12 +198,7 @@ class MilvusPages:
         if client.has_collection(name):
             self._load(name)
             return
-        index_params = client.prepare_index_params()
-        index_params.add_index(
-            field_name="vector",
-            index_type=self._index.capabilities.index_type,
-            metric_type="COSINE",
-        )
+        index_params = self._index.vector_index_params()
         client.create_collection(
             name, schema=page_schema(dim), index_params=index_params, consistency_level="Strong"
         )
