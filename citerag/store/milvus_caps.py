@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pymilvus.milvus_client import IndexParams
+
 from citerag.errors import BackendUnavailable
 from citerag.types import camel_case_fields
 
@@ -67,9 +69,16 @@ def default_server_index(version: tuple[int, int, int]) -> str:
     return "IVF_FLAT" if version[:2] < (2, 4) else "AUTOINDEX"
 
 
-def index_build_params(index_type: str) -> dict[str, object]:
-    """The parameters an index of `index_type` is built with (per sealed segment)."""
-    return {"nlist": IVF_NLIST} if index_type.startswith("IVF") else {}
+def vector_index_params(index_type: str) -> IndexParams:
+    """The index a new collection's vectors get, built by the server per sealed segment."""
+    params = IndexParams()
+    params.add_index(
+        field_name="vector",
+        index_type=index_type,
+        metric_type="COSINE",
+        params={"nlist": IVF_NLIST} if index_type.startswith("IVF") else {},
+    )
+    return params
 
 
 # A server's HNSW search breadth (Milvus 2.3.5's AUTOINDEX searched little wider than the result

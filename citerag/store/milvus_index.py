@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 from pymilvus import MilvusClient, MilvusException
-from pymilvus.milvus_client import IndexParams
 
 from citerag.errors import BackendUnavailable, ConfigError, InputError
 from citerag.settings import MilvusScheme
 from citerag.store.base import PageIndex, VectorQuery, VectorRow
 from citerag.store.lite_page_files import PageFiles, pages_folder
 from citerag.store.lite_pages import ExactPageCache
-from citerag.store.milvus_caps import capabilities, index_build_params, search_params
+from citerag.store.milvus_caps import capabilities, search_params, vector_index_params
 from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
@@ -144,7 +143,7 @@ class MilvusIndex:
                 self._load(name)
                 return
             schema = chunk_schema(dim)
-            index_params = self.vector_index_params()
+            index_params = vector_index_params(self.capabilities.index_type)
             self._client.create_collection(
                 name, schema=schema, index_params=index_params, consistency_level="Strong"
             )
@@ -277,18 +276,6 @@ class MilvusIndex:
                 self._loaded.discard(name)
                 return empty
         return [[(str(h["id"]), float(h["distance"])) for h in per_query] for per_query in hits]
-
-    def vector_index_params(self) -> IndexParams:
-        """The index a new collection's vectors get (this deployment's, or the setting's)."""
-        index_type = self.capabilities.index_type
-        params = self._client.prepare_index_params()
-        params.add_index(
-            field_name="vector",
-            index_type=index_type,
-            metric_type="COSINE",
-            params=index_build_params(index_type),
-        )
-        return params
 
     def search_params(self, name: str, top_k: int, filtered: bool = False) -> dict[str, object]:
         """What a search of the Milvus collection `name` asks of the index it was built with

@@ -21,10 +21,9 @@ from typing import Any, Protocol
 
 import numpy as np
 from pymilvus import CollectionSchema, DataType, MilvusClient, MilvusException
-from pymilvus.milvus_client import IndexParams
 
 from citerag.store.base import PageRow
-from citerag.store.milvus_caps import MilvusCapabilities
+from citerag.store.milvus_caps import MilvusCapabilities, vector_index_params
 from citerag.store.milvus_filters import id_filters, milvus_literal
 from citerag.store.milvus_rows import all_rows
 from citerag.store.milvus_schema import ID_BYTES, SCALAR_FIELDS, milvus_collection_name
@@ -67,7 +66,6 @@ class _Host(Protocol):
     def flush(self, name: str) -> None: ...
     def consistency(self, name: str) -> dict[str, str]: ...
     def search_params(self, name: str, top_k: int, filtered: bool) -> dict[str, object]: ...
-    def vector_index_params(self) -> IndexParams: ...
     def remove_rows(self, name: str, doc_id: str) -> None: ...
 
 
@@ -198,7 +196,7 @@ class MilvusPages:
         if client.has_collection(name):
             self._load(name)
             return
-        index_params = self._index.vector_index_params()
+        index_params = vector_index_params(self._index.capabilities.index_type)
         client.create_collection(
             name, schema=page_schema(dim), index_params=index_params, consistency_level="Strong"
         )
