@@ -78,9 +78,9 @@ def test_capabilities_follow_the_reported_version(
 
 
 def test_the_index_setting_overrides_the_version_default_on_a_server_only() -> None:
-    assert capabilities("v2.3.5-lite", True, index_type="AUTOINDEX").index_type == "AUTOINDEX"
-    assert capabilities("v2.5.4", True, index_type="IVF_FLAT").index_type == "IVF_FLAT"
-    assert capabilities("milvus_lite-3.2.2", False, index_type="IVF_FLAT").index_type == "FLAT"
+    assert capabilities("v2.3.5-lite", True, index_type="autoindex").index_type == "AUTOINDEX"
+    assert capabilities("v2.5.4", True, index_type="ivf_flat").index_type == "IVF_FLAT"
+    assert capabilities("milvus_lite-3.2.2", False, index_type="ivf_flat").index_type == "FLAT"
 
 
 def test_servers_older_than_2_3_are_refused_in_one_sentence() -> None:

@@ -50,6 +50,7 @@ def test_every_variable_the_readme_documents_is_read() -> None:
         ("RAG_STORAGE_DIR", "/tmp/x", "storage", "storage_dir", Path("/tmp/x")),
         ("RAG_KEYWORD_BACKEND", "milvus", "storage", "keyword_backend", "milvus"),
         ("SENTENCE_VECTOR_ENCODING", "int8", "storage", "sentence_vector_encoding", "int8"),
+        ("MILVUS_INDEX_TYPE", "ivf_flat", "storage", "milvus_index_type", "ivf_flat"),
         ("RAG_PARSER", "mineru", "parse", "parser", "mineru"),
         ("RAG_OCR_PICTURES", "true", "parse", "ocr_pictures", True),
         ("EMBEDDING_BACKEND", "onnx", "embedding", "embedding_backend", "onnx"),

@@ -26,7 +26,7 @@ EmbeddingBackend = Literal[  # citerag/embed/embedder.py
 ]
 SentenceVectors = Literal["separate", "pooled"]  # citerag/ingest/vectors.py
 SentenceVectorEncoding = Literal["float16", "int8", "float32"]  # citerag/store/vector_codec.py
-MilvusIndexType = Literal["auto", "AUTOINDEX", "IVF_FLAT", "FLAT"]  # citerag/store/milvus_caps.py
+MilvusIndexType = Literal["auto", "autoindex", "ivf_flat", "flat"]  # citerag/store/milvus_caps.py
 
 RERANKERS: tuple[str, ...] = get_args(Reranker)
 PARSERS: tuple[str, ...] = get_args(Parser)

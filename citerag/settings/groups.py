@@ -126,7 +126,7 @@ class StorageSettings(SettingsGroup):
     # ~200 ms less a search on Milvus 2.3); at least the server's common.gracefulTime.
     milvus_strong_window_s: float = env(5.0, "RAG_MILVUS_STRONG_SECONDS")
     # The vector index a Milvus server builds for new collections: "auto" (`milvus_caps`),
-    # "AUTOINDEX" (the server's own, HNSW), "IVF_FLAT" or "FLAT" (exact). Lite is always FLAT.
+    # "autoindex" (the server's own, HNSW), "ivf_flat" or "flat" (exact). Lite is always FLAT.
     milvus_index_type: MilvusIndexType = env("auto", "MILVUS_INDEX_TYPE")
     mongodb_uri: str = env("", "MONGODB_URI")  # "mongodb://localhost:27017"; "": SQLite
     mongodb_database: str = env("citerag", "MONGODB_DATABASE")

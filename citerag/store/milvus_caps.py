@@ -57,7 +57,7 @@ def capabilities(
             f"Milvus at {uri} is version {version_text}; citerag needs Milvus 2.3 or newer "
             "(upsert), so upgrade the server or unset MILVUS_URI to use Milvus Lite."
         )
-    chosen = index_type if index_type != "auto" else default_server_index(version)
+    chosen = index_type.upper() if index_type != "auto" else default_server_index(version)
     return MilvusCapabilities("server", version_text, chosen, version[:2] >= BM25_SERVER)
 
 
