@@ -27,6 +27,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ import numpy as np
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from benchmarks.datasets.library import EVAL, LIBRARY_SETS
+from benchmarks.suites.scale import folder_bytes
 from benchmarks.tables import RESULTS, publish, shared_data_missing
 from citerag.enrich.fields import YEARS
 from citerag.eval.machine import describe_machine
@@ -180,13 +182,16 @@ def variants(library: Library, rng: np.random.Generator) -> dict[str, Any]:
     }
 
 
-def measure(
-    index: MilvusIndex,
-    collection: str,
-    library: Library,
-    queries: np.ndarray,
-    asked: Sequence[dict[str, Any]],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Asked:
+    """The labelled questions and their query vectors, in the same order."""
+
+    questions: list[dict[str, Any]]
+    vectors: np.ndarray
+
+
+def measure(index: MilvusIndex, collection: str, library: Library, asked: Asked) -> dict[str, Any]:
+    queries = asked.vectors
     matrix = library.matrix()
     row_of = _row_ids(library)
     figures: dict[str, Any] = {}
@@ -209,8 +214,8 @@ def measure(
             "recall": statistics.fmean(recalls),
         }
         if mask is None:
-            figures[name]["page_hit"] = page_hits(library, asked, found)
-            figures[name]["page_hit_exact"] = page_hits(library, asked, wanted)
+            figures[name]["page_hit"] = page_hits(library, asked.questions, found)
+            figures[name]["page_hit_exact"] = page_hits(library, asked.questions, wanted)
         print(collection, name, figures[name], flush=True)
     figures["4 clients, unfiltered"] = _concurrent(_searcher(index, collection, None), queries)
     return figures
@@ -254,18 +259,8 @@ def resident_mib(pid: int) -> float:
     return 0.0
 
 
-def folder_bytes(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-
-
 def one_size(
-    index: MilvusIndex,
-    pid: int,
-    data: Path,
-    size: int,
-    source: Path,
-    queries: np.ndarray,
-    asked: Sequence[dict[str, Any]],
+    index: MilvusIndex, pid: int, data: Path, size: int, source: Path, asked: Asked
 ) -> dict[str, Any]:
     """Write (unless a finished write of this size is kept), index, load and measure one size."""
     collection = f"dense_{index.capabilities.index_type.lower()}_{size}"
@@ -287,7 +282,7 @@ def one_size(
         index.client.load_collection(milvus_collection_name(collection))
     row |= kept
     row["server_rss_mib"] = resident_mib(pid)
-    row["searches"] = measure(index, collection, library, queries, asked)
+    row["searches"] = measure(index, collection, library, asked)
     row["server_rss_after_mib"] = resident_mib(pid)
     index.client.release_collection(milvus_collection_name(collection))
     return row
@@ -348,10 +343,10 @@ def main() -> None:
     from benchmarks.systems.project import project_engine
     from devservers import start_milvus
 
-    asked = questions()
+    labelled = questions()
     engine = project_engine(args.source)  # closed at once: `build` opens the source again
     try:
-        queries = engine.embedder.embed([q["question"] for q in asked])
+        asked = Asked(labelled, engine.embedder.embed([q["question"] for q in labelled]))
     finally:
         engine.close()
     server = start_milvus(args.storage / "milvus_server")
@@ -361,14 +356,14 @@ def main() -> None:
             index = MilvusIndex(server.uri, index_type=index_type)
             for size in args.sizes:
                 data = server.data_dir / "data"
-                row = one_size(index, server.pid, data, size, args.source, queries, asked)
+                row = one_size(index, server.pid, data, size, args.source, asked)
                 rows.append({"index": index.capabilities.index_type, **row})
                 print(json.dumps(rows[-1]), flush=True)
             index.close()
     finally:
         server.stop()
     sizes = "_".join(str(s) for s in args.sizes)  # one file per set of sizes asked
-    publish(report(rows, len(asked)), RESULTS / f"dense_scale_{sizes}.md")
+    publish(report(rows, len(labelled)), RESULTS / f"dense_scale_{sizes}.md")
 
 
 if __name__ == "__main__":
