@@ -288,7 +288,7 @@ def one_size(
     return row
 
 
-def report(rows: list[dict[str, Any]], questions: int) -> str:
+def report(rows: list[dict[str, Any]], questions: int, command: str) -> str:
     lines = [
         "# The vector index at scale on the Milvus standalone server",
         "",
@@ -300,7 +300,7 @@ def report(rows: list[dict[str, Any]], questions: int) -> str:
         "recall against exact cosine search with the same filter (a row whose lists were cut "
         "passes a list filter, as it does in Milvus); the labelled page column counts the "
         "questions on a document of the source library, whose pages are labelled. Reproduce: "
-        "`python -m benchmarks.dense_scale --sizes 100000 1000000`.",
+        f"`python -m benchmarks.dense_scale {command}`.",
         "",
         "| index | chunks | write | index built | Milvus data per chunk | server RSS loaded "
         "| search | p50 / p95 ms | recall@35 | labelled page in the top 35 (exact search) |",
@@ -363,7 +363,8 @@ def main() -> None:
     finally:
         server.stop()
     sizes = "_".join(str(s) for s in args.sizes)  # one file per set of sizes asked
-    publish(report(rows, len(labelled)), RESULTS / f"dense_scale_{sizes}.md")
+    command = f"--sizes {' '.join(map(str, args.sizes))} --index-type {' '.join(args.index_type)}"
+    publish(report(rows, len(labelled), command), RESULTS / f"dense_scale_{sizes}.md")
 
 
 if __name__ == "__main__":
