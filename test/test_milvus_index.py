@@ -24,7 +24,13 @@ from citerag.errors import BackendUnavailable
 from citerag.settings import Settings
 from citerag.store.base import PageRow, VectorQuery
 from citerag.store.factory import open_vector_index
-from citerag.store.milvus_caps import HNSW_EF, IVF_NPROBE, search_params
+from citerag.store.milvus_caps import (
+    HNSW_EF,
+    IVF_NLIST,
+    IVF_NPROBE,
+    search_params,
+    vector_index_type,
+)
 from citerag.store.milvus_freshness import Freshness
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name, truncate_utf8
 from citerag.testing.page_index import PageIndexContract
@@ -355,3 +361,26 @@ def test_a_filtered_search_finds_the_nearest_rows_the_filter_passes(
         found = index.search("filtered", VectorQuery(query, 10, filters))[0]
         recalls.append(len(exact & {chunk_id for chunk_id, _ in found}) / 10)
     assert np.mean(recalls) >= 0.9, recalls
+
+
+@pytest.mark.server
+@pytest.mark.slow  # over a second: see test_slow_markers.py
+def test_a_collection_is_searched_with_what_its_own_index_takes(milvus_server_uri: str) -> None:
+    """A collection made under one index setting keeps its index, and a process set to another
+    still searches it with that index's parameters (an IVF search sent an HNSW breadth, or the
+    reverse, would read the wrong lists)."""
+    made = MilvusIndex(milvus_server_uri, index_type="ivf_flat")
+    other = MilvusIndex(milvus_server_uri, index_type="autoindex")
+    try:
+        made.ensure_collection("kept", DIM)
+        made.insert("kept", rows_for("d", unit_vectors(50, seed=7)))
+        name = milvus_collection_name("kept")
+        assert vector_index_type(other.client, name) == "IVF_FLAT"
+        assert other.search_params(name, 10, filtered=True)["params"] == {"nprobe": IVF_NLIST}
+        assert other.search_params(name, 10)["params"] == {"nprobe": IVF_NPROBE}
+        assert other.capabilities.index_type == "AUTOINDEX"
+        assert vector_index_type(other.client, "missing_collection") is None
+    finally:
+        drop_every_collection(made)
+        made.close()
+        other.close()

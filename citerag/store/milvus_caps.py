@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pymilvus import MilvusClient, MilvusException
 from pymilvus.milvus_client import IndexParams
 
 from citerag.errors import BackendUnavailable
@@ -67,6 +68,19 @@ def default_server_index(version: tuple[int, int, int]) -> str:
     rows, 0.7-0.9 at 60%, where IVF_FLAT keeps 0.98-1.0: benchmarks/results/dense_scale_*.md);
     the server's own AUTOINDEX from 2.4, which this project could not measure here."""
     return "IVF_FLAT" if version[:2] < (2, 4) else "AUTOINDEX"
+
+
+def vector_index_type(client: MilvusClient, name: str) -> str | None:
+    """The type of the index the Milvus collection `name` has on its vectors (None when it
+    cannot be read: the caller assumes this deployment's own), whatever the index is called."""
+    try:
+        for index_name in client.list_indexes(name):
+            described = client.describe_index(name, index_name)
+            if described.get("field_name") == "vector" and described.get("index_type"):
+                return str(described["index_type"])
+    except MilvusException:
+        return None
+    return None
 
 
 def vector_index_params(index_type: str) -> IndexParams:

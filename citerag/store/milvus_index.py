@@ -17,7 +17,12 @@ from citerag.settings import MilvusScheme
 from citerag.store.base import PageIndex, VectorQuery, VectorRow
 from citerag.store.lite_page_files import PageFiles, pages_folder
 from citerag.store.lite_pages import ExactPageCache
-from citerag.store.milvus_caps import capabilities, search_params, vector_index_params
+from citerag.store.milvus_caps import (
+    capabilities,
+    search_params,
+    vector_index_params,
+    vector_index_type,
+)
 from citerag.store.milvus_filters import milvus_literal, search_expression
 from citerag.store.milvus_freshness import DEFAULT_WINDOW_S, Freshness
 from citerag.store.milvus_lists import CUT, LIST_COLUMNS, list_keys
@@ -282,10 +287,8 @@ class MilvusIndex:
         (a collection made under another setting keeps its own)."""
         index_type = self._index_types.get(name)
         if index_type is None:
-            index_type = self.capabilities.index_type
-            if self.is_server:
-                described = self._client.describe_index(name, "vector")
-                index_type = str(described.get("index_type") or index_type)
+            built = vector_index_type(self._client, name) if self.is_server else None
+            index_type = built or self.capabilities.index_type
             self._index_types[name] = index_type
         return search_params(index_type, top_k, filtered)
 
