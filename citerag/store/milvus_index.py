@@ -286,11 +286,11 @@ class MilvusIndex:
         """What a search of the Milvus collection `name` asks of the index it was built with
         (a collection made under another setting keeps its own)."""
         index_type = self._index_types.get(name)
-        if index_type is None:
-            built = vector_index_type(self._client, name) if self.is_server else None
-            index_type = built or self.capabilities.index_type
-            self._index_types[name] = index_type
-        return search_params(index_type, top_k, filtered)
+        if index_type is None and self.is_server:
+            index_type = vector_index_type(self._client, name)
+            if index_type is not None:  # not kept unread: the next search asks again
+                self._index_types[name] = index_type
+        return search_params(index_type or self.capabilities.index_type, top_k, filtered)
 
     def consistency(self, name: str) -> dict[str, str]:
         """The consistency level a search of the Milvus collection `name` asks for."""
@@ -400,6 +400,8 @@ class MilvusIndex:
             self._freshness.changed(milvus_collection_name(collection))
             self._loaded.discard(milvus_collection_name(collection))
             self._fields.pop(milvus_collection_name(collection), None)
+            for name in (milvus_collection_name(collection), self._page_rows.name(collection)):
+                self._index_types.pop(name, None)  # a collection made again gets today's index
 
     def close(self) -> None:
         try:
