@@ -295,8 +295,8 @@ def test_the_freshness_window_starts_at_a_change_or_the_first_search() -> None:
 def test_a_search_finds_the_exact_nearest_and_may_ask_for_more_than_the_hnsw_breadth(
     index: MilvusIndex,
 ) -> None:
-    """A server's HNSW index is searched wider than the result count (`milvus_caps.HNSW_EF`),
-    and a limit above that breadth still answers in full (HNSW refuses an ef below the limit)."""
+    """A search finds the exact nearest on the deployment's own index, and a limit above HNSW's
+    breadth (`milvus_caps.HNSW_EF`; HNSW refuses an ef below the limit) still answers in full."""
     vectors = unit_vectors(600, seed=3)
     index.ensure_collection("wide", DIM)
     index.insert("wide", rows_for("d", vectors))
