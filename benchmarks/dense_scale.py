@@ -4,7 +4,10 @@ filter, within a few documents), the server's memory and its storage per chunk.
 
 The full scale suite (`benchmarks.suites.scale`) writes every store and takes about 30 minutes
 per 100k chunks here; this benchmark writes only what Milvus holds, so that the size where the
-server's approximate index (HNSW) matters most can be measured. Its rows are what ingestion
+server's approximate index matters most can be measured, per index type (`--index-type`, the
+`MILVUS_INDEX_TYPE` values). The copies are made once per size and written to each index
+type's collection; "write" is the seconds of those inserts (runs before 2026-12-08 02:45 UTC
+also counted making the copies). Its rows are what ingestion
 writes (`citerag.ingest.vectors.vector_rows`) for the realistic copies of the scale suite
 (`benchmarks.datasets.scaled_library.copies`: the shared library first, then copies with names
 renamed, years shifted and vectors perturbed), through citerag's own `MilvusIndex`.
@@ -13,7 +16,8 @@ The questions are every labelled question of the library's sets and of financebe
 by the project's embedder. Exact search is numpy over the same float32 vectors, so recall@35 is
 the share of the exact top 35 (cosine) that the server returns, with the same filter applied.
 
-Run: python -m benchmarks.dense_scale [--sizes 100000 1000000] [--storage FOLDER]
+Run: python -m benchmarks.dense_scale [--sizes 100000 1000000] [--index-type ivf_flat autoindex]
+[--storage FOLDER]
 The server's data folder is kept under FOLDER (default storage/dense_scale), so a second run
 measures without writing again.
 """
@@ -35,12 +39,13 @@ import numpy as np
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from benchmarks.datasets.library import EVAL, LIBRARY_SETS
+from benchmarks.datasets.scaled_library import SourceDocument, copies, read_source
 from benchmarks.suites.scale import folder_bytes
 from benchmarks.tables import RESULTS, publish, shared_data_missing
 from citerag.enrich.fields import YEARS
 from citerag.eval.machine import describe_machine
 from citerag.ingest.vectors import vector_rows
-from citerag.store.base import VectorQuery
+from citerag.store.base import VectorQuery, VectorRow
 from citerag.store.milvus_index import MilvusIndex, milvus_collection_name
 from citerag.store.milvus_lists import CUT, list_entity
 
@@ -62,42 +67,35 @@ class Library:
         self.chunk_ids: list[str] = []
         self.cut: list[bool] = []  # some list value left out of the row's bounded columns
         self.places: list[tuple[str, int]] = []  # (document name, page)
+        self.rows: list[VectorRow] = []  # what is written, once per index type
 
     def matrix(self) -> np.ndarray:
         return np.concatenate(self.vectors).astype(np.float32)
 
 
-def build(index: MilvusIndex, collection: str, size: int, source: Path, write: bool) -> Library:
-    """The realistic copies up to `size` chunks (written to `collection` when `write`)."""
-    from benchmarks.datasets.scaled_library import copies, read_source
-    from benchmarks.systems.project import project_engine
-
-    reader = project_engine(source)
-    try:
-        documents = read_source(reader.stores, "library")
-    finally:
-        reader.close()
-    library, pending = Library(), []
-    for copied in copies(documents, collection, size):
+def library_of(documents: Sequence[SourceDocument], size: int) -> Library:
+    """The realistic copies of `documents` up to `size` chunks, as rows and as arrays."""
+    library = Library()
+    for copied in copies(documents, "dense", size):
         library.vectors.append(copied.vectors)
         rows = vector_rows(copied.chunks, copied.vectors)
+        library.rows += rows
         for row in rows:
             library.years.append(list(row.lists.get(YEARS) or []))
             library.doc_ids.append(row.doc_id)
             library.chunk_ids.append(row.chunk_id)
             library.cut.append(bool(list_entity(row.lists, row.lists_cut)[CUT]))
             library.places.append((row.doc_name, row.page))
-        if write:
-            pending += rows
-            if len(pending) >= BATCH_ROWS:
-                _insert(index, collection, pending)
-                pending = []
-    if write and pending:
-        _insert(index, collection, pending)
     return library
 
 
-def _insert(index: MilvusIndex, collection: str, rows: list[Any]) -> None:
+def write_rows(index: MilvusIndex, collection: str, rows: Sequence[VectorRow]) -> None:
+    """`rows` written in batches, as ingestion writes them."""
+    for start in range(0, len(rows), BATCH_ROWS):
+        _insert(index, collection, list(rows[start : start + BATCH_ROWS]))
+
+
+def _insert(index: MilvusIndex, collection: str, rows: list[VectorRow]) -> None:
     index.ensure_collection(collection, int(rows[0].vector.shape[0]))
     index.insert(collection, rows)
 
@@ -222,7 +220,7 @@ def measure(index: MilvusIndex, collection: str, library: Library, asked: Asked)
 
 
 def _row_ids(library: Library) -> dict[str, int]:
-    """Chunk id -> row number, in the order `build` saw them."""
+    """Chunk id -> row number, in the library's order."""
     return {chunk_id: i for i, chunk_id in enumerate(library.chunk_ids)}
 
 
@@ -260,20 +258,18 @@ def resident_mib(pid: int) -> float:
 
 
 def one_size(
-    index: MilvusIndex, pid: int, data: Path, size: int, source: Path, asked: Asked
+    index: MilvusIndex, pid: int, data: Path, size: int, library: Library, asked: Asked
 ) -> dict[str, Any]:
     """Write (unless a finished write of this size is kept), index, load and measure one size."""
     collection = f"dense_{index.capabilities.index_type.lower()}_{size}"
     marker = data.parent / f"{collection}.json"
     kept: dict[str, Any] = json.loads(marker.read_text()) if marker.is_file() else {}
-    write = not kept or not index.has_collection(collection)
-    if write:
+    row: dict[str, Any] = {"chunks": len(library.rows)}
+    if not kept or not index.has_collection(collection):
         index.drop_collection(collection)
         kept = {"bytes_before": folder_bytes(data)}
-    started = time.perf_counter()
-    library = build(index, collection, size, source, write)
-    row: dict[str, Any] = {"chunks": len(library.chunk_ids)}
-    if write:
+        started = time.perf_counter()
+        write_rows(index, collection, library.rows)
         kept["write_s"] = time.perf_counter() - started
         kept["index_s"] = indexed(index, collection)
         kept["bytes"] = folder_bytes(data) - kept["bytes_before"]
@@ -344,22 +340,24 @@ def main() -> None:
     from devservers import start_milvus
 
     labelled = questions()
-    engine = project_engine(args.source)  # closed at once: `build` opens the source again
+    engine = project_engine(args.source)
     try:
         asked = Asked(labelled, engine.embedder.embed([q["question"] for q in labelled]))
+        documents = read_source(engine.stores, "library")
     finally:
         engine.close()
     server = start_milvus(args.storage / "milvus_server")
     rows = []
     try:
-        for index_type in args.index_type:
-            index = MilvusIndex(server.uri, index_type=index_type)
-            for size in args.sizes:
+        for size in args.sizes:
+            library = library_of(documents, size)  # once for every index type
+            for index_type in args.index_type:
+                index = MilvusIndex(server.uri, index_type=index_type)
                 data = server.data_dir / "data"
-                row = one_size(index, server.pid, data, size, args.source, asked)
+                row = one_size(index, server.pid, data, size, library, asked)
                 rows.append({"index": index.capabilities.index_type, **row})
                 print(json.dumps(rows[-1]), flush=True)
-            index.close()
+                index.close()
     finally:
         server.stop()
     sizes = "_".join(str(s) for s in args.sizes)  # one file per set of sizes asked
