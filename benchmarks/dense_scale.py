@@ -135,10 +135,8 @@ def page_hits(library: Library, asked: Sequence[dict[str, Any]], hits: list[set[
     for question, rows in zip(asked, hits, strict=True):
         if question["document"] not in names:
             continue
-        pages = {int(p) for p in question.get("evidence_pages") or []}
-        scored.append(
-            any(library.places[r] in {(question["document"], p) for p in pages} for r in rows)
-        )
+        labelled = {(question["document"], int(p)) for p in question.get("evidence_pages") or []}
+        scored.append(any(library.places[r] in labelled for r in rows))
     return statistics.fmean(scored) if scored else 0.0
 
 
